@@ -1,0 +1,86 @@
+"""Provenance and seeding shared by every result the package writes.
+
+Every result carries the package version, its creation time and the integer seed that
+reproduces it, so a saved table or study can be traced and re-run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+
+__all__ = ["child_seeds", "created_now", "package_version", "resolve_seed"]
+
+_SEED_BOUND = 2**63
+
+
+def package_version() -> str:
+    """Return the installed version of bayescv, or ``"unknown"`` when it is not installed."""
+    try:
+        return version("bayescv")
+    except PackageNotFoundError:  # pragma: no cover - only when run from a bare checkout
+        return "unknown"
+
+
+def created_now() -> str:
+    """Return the current UTC time in ISO 8601 form, to the second."""
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+
+
+def resolve_seed(random_state: int | np.random.Generator | np.random.RandomState | None) -> int:
+    """Turn a ``random_state`` argument into one non-negative integer seed.
+
+    The integer is what a result records: passing it back as ``random_state`` reproduces
+    the result exactly.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        ``None`` draws fresh operating-system entropy; an int is used as it is; a generator
+        is asked for one integer (advancing it).
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**63)``.
+    """
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % _SEED_BOUND)
+    if isinstance(random_state, bool):
+        raise TypeError("random_state must be None, an int or a numpy Generator, not a bool")
+    if isinstance(random_state, int | np.integer):
+        if not 0 <= int(random_state) < _SEED_BOUND:
+            raise ValueError(f"random_state must be in [0, 2**63), got {random_state}")
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(_SEED_BOUND))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int64).max, dtype=np.int64))
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator or RandomState, "
+        f"not {type(random_state).__name__}"
+    )
+
+
+def child_seeds(seed: int, n: int) -> list[int]:
+    """Return ``n`` independent integer seeds spawned from ``seed``.
+
+    Uses :meth:`numpy.random.SeedSequence.spawn`, so child ``i`` depends only on ``seed``
+    and ``i``: the same work gets the same seed whatever the order or the worker that runs it.
+
+    Parameters
+    ----------
+    seed : int
+        The parent seed.
+    n : int
+        How many children.
+
+    Returns
+    -------
+    list of int
+        ``n`` seeds in ``[0, 2**32)``, the range scikit-learn's ``random_state`` accepts.
+    """
+    children = np.random.SeedSequence(seed).spawn(n)
+    return [int(c.generate_state(1, np.uint32)[0]) for c in children]

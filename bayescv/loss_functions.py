@@ -1,0 +1,190 @@
+"""Per-point loss functions, and which prediction method each one needs.
+
+The built-in losses agree with scikit-learn's metrics: their mean over the test points is
+:func:`sklearn.metrics.zero_one_loss`, :func:`~sklearn.metrics.mean_squared_error`,
+:func:`~sklearn.metrics.mean_absolute_error`, :func:`~sklearn.metrics.log_loss` and
+:func:`~sklearn.metrics.brier_score_loss` (tested). Nothing is clipped: a log loss where the
+model gives the true class probability 0 is infinite, and the loss table refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier
+
+__all__ = ["LOSSES", "Loss", "get_loss", "make_loss"]
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A per-point loss and the estimator method that produces its input.
+
+    Parameters
+    ----------
+    name : str
+        Name recorded in the loss table's ``loss_name`` attribute.
+    func : callable
+        ``func(y_true, y_pred) -> ndarray of shape (n,)``; for losses with
+        ``needs_classes``, ``func(y_true, y_pred, classes)``.
+    response_method : {"predict", "predict_proba"}
+        Which estimator method gives ``y_pred``.
+    needs_classes : bool
+        Whether `func` takes the fitted estimator's ``classes_`` (the column order of
+        ``predict_proba``).
+    """
+
+    name: str
+    func: Callable[..., Any]
+    response_method: str = "predict"
+    needs_classes: bool = False
+
+    def __call__(self, y_true: Any, y_pred: Any, classes: Any = None) -> np.ndarray:
+        """Return per-point losses as a float64 array of shape (n_samples,).
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True targets.
+        y_pred : array-like
+            Output of the estimator's `response_method`.
+        classes : array-like, optional
+            The estimator's ``classes_``, for losses that need it.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Per-point losses.
+        """
+        out = (
+            self.func(y_true, y_pred, classes) if self.needs_classes else self.func(y_true, y_pred)
+        )
+        out = np.asarray(out, dtype=float)
+        n = len(y_true)
+        if out.shape != (n,):
+            raise ValueError(
+                f"loss {self.name!r} returned shape {out.shape}; a per-point loss must return "
+                f"one value per test point, shape ({n},)"
+            )
+        return out
+
+
+def _residual(y_true: Any, y_pred: Any) -> np.ndarray:
+    diff = np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float)
+    return diff if diff.ndim == 1 else diff.reshape(len(diff), -1)
+
+
+def _squared(y_true: Any, y_pred: Any) -> np.ndarray:
+    r = _residual(y_true, y_pred)
+    return r**2 if r.ndim == 1 else (r**2).mean(axis=1)
+
+
+def _absolute(y_true: Any, y_pred: Any) -> np.ndarray:
+    r = _residual(y_true, y_pred)
+    return np.abs(r) if r.ndim == 1 else np.abs(r).mean(axis=1)
+
+
+def _zero_one(y_true: Any, y_pred: Any) -> np.ndarray:
+    return (np.asarray(y_true) != np.asarray(y_pred)).astype(float)
+
+
+def _true_class_columns(y_true: Any, classes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Column of each point's true class in ``predict_proba``; a mask of classes the model saw."""
+    classes = np.asarray(classes)
+    y_true = np.asarray(y_true)
+    pos = np.searchsorted(classes, y_true).clip(0, classes.size - 1)
+    seen = classes[pos] == y_true
+    return pos, seen
+
+
+def _log_loss(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+    proba = np.asarray(proba, dtype=float)
+    pos, seen = _true_class_columns(y_true, classes)
+    p_true = np.where(seen, proba[np.arange(len(pos)), pos], 0.0)
+    with np.errstate(divide="ignore"):
+        return -np.log(p_true)
+
+
+def _brier(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+    proba = np.asarray(proba, dtype=float)
+    pos, seen = _true_class_columns(y_true, classes)
+    onehot = np.zeros_like(proba)
+    onehot[np.flatnonzero(seen), pos[seen]] = 1.0
+    total = ((proba - onehot) ** 2).sum(axis=1) + (~seen)  # an unseen true class has p = 0
+    # scikit-learn's binary Brier score is (p_positive - y)^2: half the two-column sum.
+    return total / 2 if proba.shape[1] == 2 else total
+
+
+LOSSES: dict[str, Loss] = {
+    "zero_one": Loss("zero_one", _zero_one),
+    "squared": Loss("squared", _squared),
+    "absolute": Loss("absolute", _absolute),
+    "log_loss": Loss("log_loss", _log_loss, "predict_proba", needs_classes=True),
+    "brier": Loss("brier", _brier, "predict_proba", needs_classes=True),
+}
+
+
+def make_loss(
+    func: Callable[[Any, Any], Any], *, response_method: str = "predict", name: str | None = None
+) -> Loss:
+    """Wrap a callable ``func(y_true, y_pred) -> per-point array`` as a :class:`Loss`.
+
+    Parameters
+    ----------
+    func : callable
+        Returns one loss per test point.
+    response_method : {"predict", "predict_proba"}, default "predict"
+        Estimator method whose output is passed as ``y_pred``.
+    name : str, optional
+        Defaults to ``func.__name__``.
+
+    Returns
+    -------
+    Loss
+        The wrapped loss.
+    """
+    if response_method not in ("predict", "predict_proba"):
+        raise ValueError(
+            f"response_method must be 'predict' or 'predict_proba', got {response_method!r}"
+        )
+    return Loss(name or getattr(func, "__name__", "custom"), func, response_method)
+
+
+def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any = None) -> Loss:
+    """Resolve a loss given by name, as a :class:`Loss`, or as a callable.
+
+    Parameters
+    ----------
+    loss : str, Loss, callable or None
+        One of ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``;
+        a :class:`Loss`; a callable ``loss(y_true, y_pred)`` (given ``predict`` output); or
+        None for ``"zero_one"`` with classifiers and ``"squared"`` otherwise.
+    estimator : estimator, optional
+        Used only to choose the default.
+
+    Returns
+    -------
+    Loss
+        The resolved loss.
+
+    Raises
+    ------
+    ValueError
+        For an unknown loss name.
+    """
+    if loss is None:
+        return LOSSES["zero_one" if is_classifier(estimator) else "squared"]
+    if isinstance(loss, Loss):
+        return loss
+    if isinstance(loss, str):
+        if loss not in LOSSES:
+            raise ValueError(
+                f"unknown loss {loss!r}; expected one of {sorted(LOSSES)} or a callable"
+            )
+        return LOSSES[loss]
+    if callable(loss):
+        return make_loss(loss)
+    raise TypeError(f"loss must be a name, a Loss or a callable, not {type(loss).__name__}")

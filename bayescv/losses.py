@@ -1,0 +1,477 @@
+"""The loss table: every per-point CV loss, with the block, source and row it came from.
+
+A loss table is an :class:`xarray.Dataset` with
+
+* dimension ``obs`` (one test point of one CV run) and, for several runs, a leading
+  ``replicate`` dimension;
+* data variable ``loss`` (float64, finite);
+* coordinates ``block`` (the fold, or the held-out source, that tested the point),
+  ``index`` (the point's row in the input data) and, when the data have sources,
+  ``source``; all three have the same dimensions as ``loss``;
+* attributes ``scheme`` (``"random"`` or ``"source"``), ``loss_name``, ``estimator``,
+  ``bayescv_version``, ``created``, ``seed`` and, with a ``replicate`` dimension,
+  ``replicate_kind`` (``"repeat"``, ``"bootstrap"`` or ``"independent"``).
+
+Within each replicate the points are ordered by block label, then as given, so that each
+block is one contiguous run: :func:`bayescv.moments.block_moments` relies on it for speed.
+Unequal block sizes are allowed everywhere; :func:`pivot` is the one view that needs them equal.
+
+Every builder validates: NaN or infinite losses, blocks with fewer than two points, fewer
+than two blocks, mismatched lengths and empty input raise a :class:`ValueError` that names
+the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescv._provenance import created_now, package_version
+
+__all__ = [
+    "REPLICATE_KINDS",
+    "SCHEMES",
+    "block_sizes",
+    "from_arrays",
+    "from_frame",
+    "pivot",
+    "read_csv",
+    "read_netcdf",
+    "stack_replicates",
+    "to_csv",
+    "to_frame",
+    "to_netcdf",
+    "validate",
+]
+
+SCHEMES = ("random", "source")
+REPLICATE_KINDS = ("repeat", "bootstrap", "independent")
+_LABEL_COORDS = ("block", "source", "index")
+
+
+def from_arrays(
+    loss: Any,
+    block: Any,
+    *,
+    source: Any = None,
+    index: Any = None,
+    scheme: str | None = None,
+    replicate_kind: str | None = None,
+    loss_name: str = "unknown",
+    attrs: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Build a validated loss table from arrays.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n_obs,) or (n_replicates, n_obs)
+        Per-point losses. A 2-D array adds a ``replicate`` dimension.
+    block : array-like of the same shape as `loss`
+        Block (fold or held-out source) label of each point.
+    source : array-like of shape (n_obs,) or like `loss`, optional
+        Source label of each point. With ``scheme="source"`` and no `source`, the block
+        labels are taken as the sources (leave-one-source-out).
+    index : array-like of int, shape (n_obs,) or like `loss`, optional
+        Row of each point in the original data; defaults to ``0, 1, ..., n_obs - 1``.
+    scheme : {"random", "source"}, optional
+        CV scheme. By default ``"source"`` when `source` is given and no source is split
+        across blocks, else ``"random"``.
+    replicate_kind : {"repeat", "bootstrap", "independent"}, optional
+        Required when `loss` is 2-D: what the replicates are. Repeated CV re-partitions the
+        same data, bootstrap replicates resample it, independent replicates are new data.
+    loss_name : str, default "unknown"
+        Name of the loss function.
+    attrs : mapping, optional
+        Further attributes (strings or numbers) to record.
+
+    Returns
+    -------
+    xarray.Dataset
+        The loss table described in the module docstring.
+
+    Raises
+    ------
+    ValueError
+        On empty input, mismatched shapes, non-finite losses, fewer than two blocks,
+        a block with fewer than two points, or unknown `scheme` or `replicate_kind`.
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3], ["a", "a", "b", "b"], scheme="source")
+    >>> table.sizes["obs"], table.attrs["scheme"]
+    (4, 'source')
+    """
+    loss_arr = np.asarray(loss, dtype=float)
+    if loss_arr.size == 0:
+        raise ValueError("empty input: the loss table needs at least one loss")
+    if loss_arr.ndim not in (1, 2):
+        raise ValueError(f"loss must be 1-D or 2-D (replicate, obs), got {loss_arr.ndim}-D")
+    shape = loss_arr.shape
+    block_arr = _labels(block, shape, "block")
+    if block_arr is None:
+        raise ValueError("block labels are required")
+    source_arr = _labels(source, shape, "source")
+    if index is None:
+        index_arr = np.broadcast_to(np.arange(shape[-1], dtype=np.int64), shape).copy()
+    else:
+        index_arr = _labels(index, shape, "index").astype(np.int64)
+    if scheme == "source" and source_arr is None:
+        source_arr = block_arr.copy()
+    if scheme is None:
+        scheme = (
+            "source"
+            if source_arr is not None and not _splits_sources(block_arr, source_arr)
+            else "random"
+        )
+
+    order = _block_order(block_arr)
+    take = lambda a: None if a is None else np.take_along_axis(a, order, axis=-1)  # noqa: E731
+    loss_arr, block_arr, source_arr, index_arr = map(
+        take, (loss_arr, block_arr, source_arr, index_arr)
+    )
+
+    dims = ("obs",) if loss_arr.ndim == 1 else ("replicate", "obs")
+    coords: dict[str, Any] = {"block": (dims, block_arr), "index": (dims, index_arr)}
+    if source_arr is not None:
+        coords["source"] = (dims, source_arr)
+    if loss_arr.ndim == 2:
+        coords["replicate"] = ("replicate", np.arange(shape[0]))
+    table = xr.Dataset({"loss": (dims, loss_arr)}, coords=coords)
+    table["loss"].attrs["long_name"] = f"per-point loss ({loss_name})"
+    table.attrs.update(
+        {
+            "scheme": scheme,
+            "loss_name": loss_name,
+            "estimator": "unknown",
+            "bayescv_version": package_version(),
+            "created": created_now(),
+        }
+    )
+    if replicate_kind is not None:
+        table.attrs["replicate_kind"] = replicate_kind
+    table.attrs.update(attrs or {})
+    return validate(table)
+
+
+def validate(table: xr.Dataset) -> xr.Dataset:
+    """Check that a Dataset is a well-formed loss table and return it unchanged.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        Candidate loss table.
+
+    Returns
+    -------
+    xarray.Dataset
+        `table` itself.
+
+    Raises
+    ------
+    ValueError
+        Naming the first problem found: missing variables or coordinates, wrong
+        dimensions, empty input, NaN or infinite losses, fewer than two blocks in a
+        replicate, a block with fewer than two points, an unknown scheme, or a
+        ``replicate`` dimension without a known ``replicate_kind``.
+    """
+    if not isinstance(table, xr.Dataset):
+        raise TypeError(f"a loss table is an xarray.Dataset, got {type(table).__name__}")
+    if "loss" not in table.data_vars:
+        raise ValueError("loss table has no 'loss' variable")
+    loss = table["loss"]
+    if loss.dims not in (("obs",), ("replicate", "obs")):
+        raise ValueError(
+            f"'loss' must have dims ('obs',) or ('replicate', 'obs'), got {loss.dims}"
+        )
+    if loss.size == 0:
+        raise ValueError("empty input: the loss table has no losses")
+    for name in ("block", "index"):
+        if name not in table.coords:
+            raise ValueError(f"loss table has no '{name}' coordinate")
+    for name in _LABEL_COORDS:
+        if name in table.coords and table[name].dims != loss.dims:
+            raise ValueError(
+                f"coordinate '{name}' must have dims {loss.dims}, got {table[name].dims}"
+            )
+    values = np.asarray(loss.values, dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = np.argwhere(bad)[0].tolist()
+        raise ValueError(
+            f"losses contain {int(bad.sum())} NaN or infinite value(s), the first at position "
+            f"{first} (index {int(table['index'].values[tuple(first)])}); a log loss is "
+            "infinite where the model gave the true class probability 0"
+        )
+    if table.attrs.get("scheme") not in SCHEMES:
+        raise ValueError(
+            f"attribute 'scheme' must be one of {SCHEMES}, got {table.attrs.get('scheme')!r}"
+        )
+    if "replicate" in loss.dims and table.attrs.get("replicate_kind") not in REPLICATE_KINDS:
+        raise ValueError(
+            "a table with a 'replicate' dimension needs attribute 'replicate_kind' in "
+            f"{REPLICATE_KINDS}, got {table.attrs.get('replicate_kind')!r}; consumers treat "
+            "repeated CV, bootstrap replicates and independent data sets differently"
+        )
+    blocks = np.atleast_2d(table["block"].values)
+    for r, row in enumerate(blocks):
+        labels, counts = np.unique(row, return_counts=True)
+        where = f" in replicate {r}" if blocks.shape[0] > 1 else ""
+        if labels.size < 2:
+            raise ValueError(
+                f"fewer than two blocks{where}: found {labels.size} ({labels.tolist()})"
+            )
+        small = labels[counts < 2]
+        if small.size:
+            raise ValueError(
+                f"block(s) {small.tolist()}{where} have fewer than two points; every block "
+                "(fold or source) needs at least two to estimate a within-block variance"
+            )
+    return table
+
+
+def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None:
+    """Return label array broadcast to `shape`, or None; check its length."""
+    if values is None:
+        return None
+    arr = np.asarray(values)
+    if arr.ndim == 0 or arr.shape[-1] != shape[-1] or arr.ndim > len(shape):
+        raise ValueError(
+            f"mismatched lengths: '{name}' has shape {arr.shape} but the losses have shape {shape}"
+        )
+    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+        raise ValueError(f"'{name}' labels contain NaN or infinite values")
+    if arr.dtype.kind == "O":
+        arr = arr.astype(str)
+    if arr.dtype.kind not in "iuU" and not (arr.dtype.kind == "f" and name != "index"):
+        raise ValueError(f"'{name}' labels must be integers or strings, got dtype {arr.dtype}")
+    if name == "index" and arr.dtype.kind not in "iu":
+        raise ValueError(f"'index' must hold integer row numbers, got dtype {arr.dtype}")
+    return np.broadcast_to(arr, shape).copy()
+
+
+def _splits_sources(block: np.ndarray, source: np.ndarray) -> bool:
+    """Whether any source appears in more than one block of a replicate."""
+    for b_row, s_row in zip(np.atleast_2d(block), np.atleast_2d(source), strict=True):
+        pairs = pd.DataFrame({"s": s_row, "b": b_row}).drop_duplicates()
+        if pairs["s"].duplicated().any():
+            return True
+    return False
+
+
+def _block_order(block: np.ndarray) -> np.ndarray:
+    """Per-row stable permutation that sorts points by block label."""
+    return np.argsort(block, axis=-1, kind="stable")
+
+
+def block_sizes(table: xr.Dataset) -> xr.DataArray:
+    """Count the points in each block.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(block,)`` or ``(replicate, block)``; 0 where a block is absent from a replicate.
+    """
+    from bayescv.moments import block_moments
+
+    return block_moments(table)["n"]
+
+
+def pivot(table: xr.Dataset) -> xr.DataArray:
+    """View a balanced loss table as a (block, point) array.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table whose blocks all have the same number of points.
+
+    Returns
+    -------
+    xarray.DataArray
+        Losses with dims ``(block, point)`` or ``(replicate, block, point)``; coordinate
+        ``index`` carries the original rows.
+
+    Raises
+    ------
+    ValueError
+        If the block sizes differ (or differ between replicates).
+    """
+    validate(table)
+    loss = np.atleast_2d(table["loss"].values)
+    block = np.atleast_2d(table["block"].values)
+    index = np.atleast_2d(table["index"].values)
+    labels = np.unique(block[0])
+    n_blocks = labels.size
+    if loss.shape[1] % n_blocks:
+        raise ValueError(
+            f"unequal block sizes: {loss.shape[1]} points do not split evenly into {n_blocks} blocks"
+        )
+    per = loss.shape[1] // n_blocks
+    shape = (loss.shape[0], n_blocks, per)
+    block3 = block.reshape(shape)
+    if not (block3 == block3[..., :1]).all() or not (block3[:, :, 0] == labels).all():
+        sizes = dict(zip(*np.unique(block[0], return_counts=True), strict=True))
+        raise ValueError(f"unequal block sizes, pivot needs equal ones: {sizes}")
+    dims = ("replicate", "block", "point")
+    out = xr.DataArray(
+        loss.reshape(shape),
+        dims=dims,
+        coords={"block": labels, "point": np.arange(per), "index": (dims, index.reshape(shape))},
+        name="loss",
+        attrs=dict(table.attrs),
+    )
+    if "replicate" in table.dims:
+        return out.assign_coords(replicate=table["replicate"].values)
+    return out.isel(replicate=0, drop=True)
+
+
+def stack_replicates(tables: Sequence[xr.Dataset], *, kind: str) -> xr.Dataset:
+    """Stack loss tables from separate CV runs along a new ``replicate`` dimension.
+
+    Parameters
+    ----------
+    tables : sequence of xarray.Dataset
+        Loss tables without a ``replicate`` dimension, each with the same number of points.
+    kind : {"repeat", "bootstrap", "independent"}
+        What the replicates are; use ``"independent"`` for tables from independently drawn
+        data sets (simulations).
+
+    Returns
+    -------
+    xarray.Dataset
+        A loss table with dims ``(replicate, obs)``; attributes from the first table.
+
+    Raises
+    ------
+    ValueError
+        If `kind` is unknown, `tables` is empty, or the tables differ in size, scheme or
+        presence of sources.
+    """
+    if kind not in REPLICATE_KINDS:
+        raise ValueError(f"unknown replicate kind {kind!r}; expected one of {REPLICATE_KINDS}")
+    if not tables:
+        raise ValueError("empty input: no tables to stack")
+    for t in tables:
+        validate(t)
+        if "replicate" in t.dims:
+            raise ValueError("tables to stack must not have a 'replicate' dimension already")
+    first = tables[0]
+    if any(t.sizes["obs"] != first.sizes["obs"] for t in tables):
+        raise ValueError(
+            f"mismatched lengths: tables have {sorted({t.sizes['obs'] for t in tables})} points"
+        )
+    if any(t.attrs["scheme"] != first.attrs["scheme"] for t in tables):
+        raise ValueError("tables mix CV schemes ('random' and 'source')")
+    if any(("source" in t.coords) != ("source" in first.coords) for t in tables):
+        raise ValueError("some tables have sources and others do not")
+    attrs = {k: v for k, v in first.attrs.items() if k not in ("created", "replicate_kind")}
+    return from_arrays(
+        np.stack([t["loss"].values for t in tables]),
+        np.stack([t["block"].values for t in tables]),
+        source=np.stack([t["source"].values for t in tables])
+        if "source" in first.coords
+        else None,
+        index=np.stack([t["index"].values for t in tables]),
+        scheme=first.attrs["scheme"],
+        replicate_kind=kind,
+        loss_name=first.attrs["loss_name"],
+        attrs=attrs,
+    )
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    *,
+    loss: str = "loss",
+    block: str = "block",
+    source: str | None = None,
+    index: str | None = None,
+    replicate: str | None = None,
+    scheme: str | None = None,
+    replicate_kind: str | None = None,
+    loss_name: str | None = None,
+) -> xr.Dataset:
+    """Build a loss table from a long-format DataFrame, one row per test point.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The losses.
+    loss, block : str
+        Names of the loss and block-label columns.
+    source, index : str, optional
+        Names of the source-label and original-row columns.
+    replicate : str, optional
+        Name of a column numbering CV runs; each run must have the same number of rows.
+    scheme : {"random", "source"}, optional
+        As in :func:`from_arrays`.
+    replicate_kind : {"repeat", "bootstrap", "independent"}, optional
+        Required with `replicate`.
+    loss_name : str, optional
+        Defaults to the name of the loss column.
+
+    Returns
+    -------
+    xarray.Dataset
+        The loss table.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, runs differ in length, or the losses fail
+        :func:`validate`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayescv.losses import from_frame
+    >>> df = pd.DataFrame({"err": [0, 1, 0, 0, 1, 1], "school": [1, 1, 2, 2, 3, 3]})
+    >>> table = from_frame(df, loss="err", block="school", scheme="source")
+    >>> table["loss"].values.mean()
+    np.float64(0.5)
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    named = {
+        "loss": loss,
+        "block": block,
+        "source": source,
+        "index": index,
+        "replicate": replicate,
+    }
+    missing = [c for c in named.values() if c is not None and c not in frame.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
+    if frame.empty:
+        raise ValueError("empty input: the frame has no rows")
+    if replicate is None:
+        get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
+    else:
+        frame = frame.sort_values(replicate, kind="stable")
+        counts = frame[replicate].value_counts(sort=False)
+        if counts.nunique() != 1:
+            raise ValueError(f"mismatched lengths: replicates have {sorted(set(counts))} rows")
+        n_rep = counts.size
+        get = lambda c: None if c is None else frame[c].to_numpy().reshape(n_rep, -1)  # noqa: E731
+    return from_arrays(
+        get(loss),
+        get(block),
+        source=get(source),
+        index=get(index),
+        scheme=scheme,
+        replicate_kind=replicate_kind,
+        loss_name=loss_name or loss,
+    )
+
+
+# Imported last: the I/O module builds tables with the functions above.
+from bayescv._table_io import read_csv, read_netcdf, to_csv, to_frame, to_netcdf  # noqa: E402
