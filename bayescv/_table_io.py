@@ -65,8 +65,10 @@ def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
         "dtypes": {c: table[c].dtype.str for c in frame.columns if c != "loss"},
     }
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(_CSV_HEADER + json.dumps(meta) + "\n")
-        frame.to_csv(fh, index=False, float_format="%.17g")
+        fh.write(_CSV_HEADER + json.dumps(meta) + "\r\n")
+        # CRLF line ends (RFC 4180): the csv writer then quotes labels holding a bare "\r",
+        # which with "\n" line ends it leaves unquoted and the reader splits as a new row.
+        frame.to_csv(fh, index=False, float_format="%.17g", lineterminator="\r\n")
 
 
 def read_csv(path: str | PathLike[str]) -> xr.Dataset:

@@ -22,6 +22,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metadata_routing import get_routing_for_object
+from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
 from bayescv._provenance import child_seeds, resolve_seed
@@ -123,7 +124,7 @@ def cross_val_losses(
     n = len(y)
     plans = []
     for rep_seed in child_seeds(seed, n_repeats):
-        splitter = _splitter(cv, groups, rep_seed, n_repeats)
+        splitter = _splitter(cv, groups, rep_seed, replicated=n_repeats > 1)
         folds = _materialise(splitter, X, y, groups)
         _check_partition(folds, n)
         plans.append(_Plan(folds, _describe(splitter)))
@@ -214,7 +215,7 @@ def bootstrap_cv_losses(
         sample_seed, split_seed = child_seeds(rep_seed, 2)
         rows = _resample(n, source, np.random.default_rng(sample_seed))
         if source is not None:
-            splitter = _splitter(cv, source, split_seed, n_bootstrap)
+            splitter = _splitter(cv, source, split_seed, replicated=True, bootstrap=True)
             folds = _materialise(splitter, rows, _safe_indexing(y, rows), source[rows])
             desc = _describe(splitter)
         elif cv is None or isinstance(cv, int | np.integer):
@@ -222,7 +223,7 @@ def bootstrap_cv_losses(
             folds = balanced_group_folds(rows, k, random_state=split_seed)
             desc = f"balanced_group_folds(n_splits={k})"
         else:
-            splitter = _reseeded(cv, split_seed, force=True)
+            splitter = _reseeded(cv, split_seed, replace=True, require_shuffle=False)
             folds = _materialise(splitter, rows, _safe_indexing(y, rows), rows)
             desc = _describe(splitter)
         _check_partition(folds, n)
@@ -297,8 +298,15 @@ def _resample(n: int, source: np.ndarray | None, rng: np.random.Generator) -> np
     return order[offsets]
 
 
-def _splitter(cv: Any, groups: Any, seed: int, n_repeats: int) -> Any:
-    """Return the splitter for one replicate, seeded with `seed` where it shuffles."""
+def _splitter(
+    cv: Any, groups: Any, seed: int, *, replicated: bool, bootstrap: bool = False
+) -> Any:
+    """Return the splitter for one replicate, seeded with `seed` where it shuffles.
+
+    Repeated CV (`replicated`) needs a shuffling splitter and replaces its seed; bootstrap
+    replicates also get a fresh seed, but a deterministic splitter is fine there since each
+    replicate partitions different data.
+    """
     if cv is None:
         return (
             LeaveOneGroupOut()
@@ -309,10 +317,16 @@ def _splitter(cv: Any, groups: Any, seed: int, n_repeats: int) -> Any:
         if groups is not None:
             return GroupKFold(int(cv), shuffle=True, random_state=seed)
         return KFold(int(cv), shuffle=True, random_state=seed)
+    if isinstance(cv, str):
+        raise ValueError(
+            f"cv must be an int, a splitter or an iterable of (train, test), got {cv!r}"
+        )
     if hasattr(cv, "split"):
-        return _reseeded(cv, seed, force=n_repeats > 1)
+        return _reseeded(
+            cv, seed, replace=replicated, require_shuffle=replicated and not bootstrap
+        )
     if isinstance(cv, Iterable):
-        if n_repeats > 1:
+        if replicated:
             raise ValueError(
                 "n_repeats > 1 needs an int or a shuffling splitter, not fixed (train, test) lists"
             )
@@ -320,17 +334,17 @@ def _splitter(cv: Any, groups: Any, seed: int, n_repeats: int) -> Any:
     raise ValueError(f"cv must be an int, a splitter or an iterable of (train, test), got {cv!r}")
 
 
-def _reseeded(splitter: Any, seed: int, *, force: bool) -> Any:
-    """Copy of `splitter` with `seed` as random_state where it shuffles and has none (or `force`)."""
+def _reseeded(splitter: Any, seed: int, *, replace: bool, require_shuffle: bool) -> Any:
+    """Copy of a shuffling `splitter` seeded with `seed` if it has no seed (or to `replace` it)."""
     shuffles = hasattr(splitter, "random_state") and getattr(splitter, "shuffle", True)
     if not shuffles:
-        if force:
+        if require_shuffle:
             raise ValueError(
                 f"{splitter!r} does not shuffle, so every replicate would repeat the same partition; "
                 "pass a shuffling splitter (e.g. KFold(shuffle=True)) or n_repeats=1"
             )
         return splitter
-    if splitter.random_state is not None and not force:
+    if splitter.random_state is not None and not replace:
         return splitter
     out = copy.deepcopy(splitter)
     out.random_state = seed
@@ -387,9 +401,18 @@ def _fit_and_loss(
     loss: Loss,
     fit_params: Mapping[str, Any],
 ) -> np.ndarray:
-    estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **fit_params)
+    n = _num_samples(X)
+    # Per-sample fit parameters (e.g. sample_weight) follow the training rows.
+    params = {
+        k: _safe_indexing(v, train) if _is_per_sample(v, n) else v for k, v in fit_params.items()
+    }
+    estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **params)
     y_pred = getattr(estimator, loss.response_method)(_safe_indexing(X, test))
     return loss(_safe_indexing(y, test), y_pred, getattr(estimator, "classes_", None))
+
+
+def _is_per_sample(value: Any, n: int) -> bool:
+    return hasattr(value, "__len__") and not isinstance(value, str | dict) and len(value) == n
 
 
 def _run(

@@ -106,6 +106,10 @@ def from_arrays(
     >>> table.sizes["obs"], table.attrs["scheme"]
     (4, 'source')
     """
+    if replicate_kind is not None and replicate_kind not in REPLICATE_KINDS:
+        raise ValueError(
+            f"unknown replicate kind {replicate_kind!r}; expected one of {REPLICATE_KINDS}"
+        )
     loss_arr = np.asarray(loss, dtype=float)
     if loss_arr.size == 0:
         raise ValueError("empty input: the loss table needs at least one loss")
@@ -239,7 +243,12 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
     if values is None:
         return None
     arr = np.asarray(values)
-    if arr.ndim == 0 or arr.shape[-1] != shape[-1] or arr.ndim > len(shape):
+    if (
+        arr.ndim == 0
+        or arr.ndim > len(shape)
+        or arr.shape[-1] != shape[-1]
+        or (arr.ndim == 2 and arr.shape[0] not in (1, shape[0]))
+    ):
         raise ValueError(
             f"mismatched lengths: '{name}' has shape {arr.shape} but the losses have shape {shape}"
         )
@@ -412,6 +421,7 @@ def from_frame(
         Names of the source-label and original-row columns.
     replicate : str, optional
         Name of a column numbering CV runs; each run must have the same number of rows.
+        Its sorted distinct values become the ``replicate`` coordinate.
     scheme : {"random", "source"}, optional
         As in :func:`from_arrays`.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
@@ -436,8 +446,8 @@ def from_frame(
     >>> from bayescv.losses import from_frame
     >>> df = pd.DataFrame({"err": [0, 1, 0, 0, 1, 1], "school": [1, 1, 2, 2, 3, 3]})
     >>> table = from_frame(df, loss="err", block="school", scheme="source")
-    >>> table["loss"].values.mean()
-    np.float64(0.5)
+    >>> float(table["loss"].mean())
+    0.5
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
@@ -462,7 +472,7 @@ def from_frame(
             raise ValueError(f"mismatched lengths: replicates have {sorted(set(counts))} rows")
         n_rep = counts.size
         get = lambda c: None if c is None else frame[c].to_numpy().reshape(n_rep, -1)  # noqa: E731
-    return from_arrays(
+    table = from_arrays(
         get(loss),
         get(block),
         source=get(source),
@@ -471,6 +481,10 @@ def from_frame(
         replicate_kind=replicate_kind,
         loss_name=loss_name or loss,
     )
+    if replicate is not None:
+        # Keep the run labels of the frame (sorted), not 0..R-1: to_frame/from_frame is lossless.
+        table = table.assign_coords(replicate=pd.unique(frame[replicate].to_numpy()))
+    return table
 
 
 # Imported last: the I/O module builds tables with the functions above.

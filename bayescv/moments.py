@@ -45,10 +45,64 @@ def block_sums(
     (array([1, 3]), array([1., 9.]), array([ 1., 29.]))
     """
     values = np.asarray(values, dtype=float)
+    if _regular_runs(values, starts):
+        return _run_moments(values, np.asarray(starts, dtype=np.int64), within=False)[:3]
     n = np.diff(np.append(starts, values.size)).astype(np.int64)
     sums = np.add.reduceat(values, starts)
     squares = np.add.reduceat(values * values, starts)
     return n, sums, squares
+
+
+# Runs are reduced in groups of whole runs spanning about this many values, so the scratch
+# arrays for squares and centred values stay in cache and are reused, not allocated anew.
+_GROUP_SIZE = 1 << 18
+
+
+def _regular_runs(values: np.ndarray, starts: object) -> bool:
+    """Whether `starts` are valid strictly increasing run offsets into the 1-D `values`."""
+    starts = np.asarray(starts)
+    return (
+        values.ndim == 1
+        and starts.ndim == 1
+        and starts.size > 0
+        and starts.dtype.kind in "iu"
+        and np.can_cast(starts.dtype, np.intp)
+        and starts[0] == 0
+        and starts[-1] < values.size
+        and bool((starts[1:] > starts[:-1]).all())
+    )
+
+
+def _run_moments(
+    values: np.ndarray, starts: np.ndarray, *, within: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """n, S, Q and, if `within`, W of the runs of `values` starting at `starts` (regular).
+
+    Bit-for-bit equal to the whole-array expressions ``np.add.reduceat(values, starts)``,
+    ``np.add.reduceat(values * values, starts)`` and ``np.add.reduceat(centred * centred,
+    starts)``: ``reduceat`` sums each run on its own, so running it over groups of whole
+    runs with the same element-wise inputs gives the same sums, in one pass over memory.
+    """
+    n = np.diff(np.append(starts, values.size)).astype(np.int64)
+    sums = np.empty(starts.size)
+    squares = np.empty(starts.size)
+    wss = np.empty(starts.size) if within else None
+    first = np.flatnonzero(np.diff(starts // _GROUP_SIZE, prepend=-1))
+    last = np.append(first[1:], starts.size)
+    lo = starts[first]
+    hi = np.append(starts[first[1:]], values.size)
+    scratch = np.empty(int((hi - lo).max()))
+    for i, j, a, b in zip(first.tolist(), last.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        chunk, buf, offsets = values[a:b], scratch[: b - a], starts[i:j] - a
+        sums[i:j] = np.add.reduceat(chunk, offsets)
+        np.multiply(chunk, chunk, out=buf)
+        squares[i:j] = np.add.reduceat(buf, offsets)
+        if wss is not None:
+            means = sums[i:j] / n[i:j]
+            np.subtract(chunk, means[0] if j - i == 1 else np.repeat(means, n[i:j]), out=buf)
+            np.multiply(buf, buf, out=buf)
+            wss[i:j] = np.add.reduceat(buf, offsets)
+    return n, sums, squares, wss
 
 
 def block_moments(table: xr.Dataset) -> xr.Dataset:
@@ -84,7 +138,13 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     """
     loss = np.atleast_2d(np.asarray(table["loss"].values, dtype=float))
     block = np.atleast_2d(table["block"].values)
-    labels = np.unique(block)
+    runs = []
+    for row_labels in block:
+        change = np.flatnonzero(row_labels[1:] != row_labels[:-1]) + 1
+        starts = np.concatenate(([0], change))
+        runs.append((starts, row_labels[starts]))
+    # Every label starts a run, so the labels of the runs are the labels of the points.
+    labels = np.unique(np.concatenate([run_labels for _, run_labels in runs]))
     n_rep, n_blocks = loss.shape[0], labels.size
     n = np.zeros((n_rep, n_blocks), dtype=np.int64)
     sums = np.zeros((n_rep, n_blocks))
@@ -92,15 +152,14 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     within = np.zeros((n_rep, n_blocks))
     for r in range(n_rep):
         row_labels = block[r]
-        change = np.flatnonzero(row_labels[1:] != row_labels[:-1]) + 1
-        starts = np.concatenate(([0], change))
-        run_labels = row_labels[starts]
-        if np.unique(run_labels).size == run_labels.size:
+        starts, run_labels = runs[r]
+        # More runs than labels means some label has two runs: skip the costly unique.
+        contiguous = run_labels.size <= n_blocks and np.unique(run_labels).size == run_labels.size
+        if contiguous:
             cols = np.searchsorted(labels, run_labels)
-            n[r, cols], sums[r, cols], squares[r, cols] = block_sums(loss[r], starts)
-            means = sums[r, cols] / n[r, cols]
-            centred = loss[r] - np.repeat(means, n[r, cols])
-            within[r, cols] = np.add.reduceat(centred * centred, starts)
+            n[r, cols], sums[r, cols], squares[r, cols], within[r, cols] = _contiguous_moments(
+                loss[r], starts
+            )
         else:
             codes = np.searchsorted(labels, row_labels)
             n[r] = np.bincount(codes, minlength=n_blocks)
@@ -129,6 +188,17 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     if "replicate" in table.dims:
         return out.assign_coords(replicate=table["replicate"].values)
     return out.isel(replicate=0, drop=True)
+
+
+def _contiguous_moments(
+    values: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """n, S, Q and W of the runs of `values` starting at `starts`."""
+    if _regular_runs(values, starts):
+        return _run_moments(values, starts.astype(np.int64), within=True)
+    n, sums, squares = block_sums(values, starts)
+    centred = values - np.repeat(sums / n, n)
+    return n, sums, squares, np.add.reduceat(centred * centred, starts)
 
 
 def _block_sources(table: xr.Dataset, labels: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,18 @@
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+
+@pytest.fixture(scope="session")
+def classification():
+    """103 points (not divisible by 10) in 7 sources of unequal size."""
+    X, y = make_classification(n_samples=103, n_features=5, n_informative=3, random_state=0)
+    groups = np.repeat(np.array(list("abcdefg")), [20, 17, 15, 15, 14, 12, 10])
+    return X, y, groups
+
+
+@pytest.fixture(scope="session")
+def regression():
+    X, y = make_regression(n_samples=90, n_features=4, noise=5.0, random_state=1)
+    groups = np.repeat(np.arange(6), 15)
+    return X, y, groups

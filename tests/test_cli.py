@@ -1,0 +1,37 @@
+import pytest
+
+from bayescv.cli import main
+from bayescv.losses import read_netcdf
+
+
+def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--no-progress", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "5748 pupils in 79 schools" in out
+    assert "CVS (leave one school out)" in out
+    assert "CVR (10-fold)" in out
+    cvs = read_netcdf(tmp_path / "losses_cvs.nc")
+    cvr = read_netcdf(tmp_path / "losses_cvr.nc")
+    assert cvs.attrs["scheme"] == "source"
+    assert cvr.attrs["scheme"] == "random"
+    assert cvs.sizes["obs"] == cvr.sizes["obs"] == 5748
+    # the printed CV error is the mean of the stored losses
+    assert f"{float(cvs['loss'].mean()):,.1f}" in out
+    png = (tmp_path / "per_source_losses.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(png) > 10_000
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], ["--version"]])
+def test_help_and_version_exit_cleanly(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0
+    assert "bayescv" in capsys.readouterr().out
+
+
+def test_unknown_command_fails(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fly"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
