@@ -158,7 +158,9 @@ def _write_outputs(out: Path, cvs, cvr, to_netcdf) -> None:
     to_netcdf(cvs, out / "losses_cvs.nc")
     to_netcdf(cvr, out / "losses_cvr.nc")
     ax = plot_block_losses({"CVS": cvs, "CVR": cvr}, by="source")
-    ax.set_title("Tennessee STAR: mean squared error per school")
+    ax.set_title("Tennessee STAR: CV loss per school (ridge regression, total scaled score)")
+    ax.set_xlabel("school (source), sorted by CVS mean loss")
+    ax.set_ylabel("mean squared error ± 1 SE (score points²)")
     ax.figure.savefig(out / "per_source_losses.png", dpi=120)
     print(
         f"\nwrote {out / 'losses_cvs.nc'}, {out / 'losses_cvr.nc'} and {out / 'per_source_losses.png'}"

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 from joblib import Parallel, delayed
+from sklearn import get_config
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut
 from sklearn.utils import _safe_indexing, indexable
@@ -406,9 +407,20 @@ def _fit_and_loss(
     params = {
         k: _safe_indexing(v, train) if _is_per_sample(v, n) else v for k, v in fit_params.items()
     }
-    estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **params)
-    y_pred = getattr(estimator, loss.response_method)(_safe_indexing(X, test))
-    return loss(_safe_indexing(y, test), y_pred, getattr(estimator, "classes_", None))
+    estimator.fit(_rows(X, train), _rows(y, train), **params)
+    y_pred = getattr(estimator, loss.response_method)(_rows(X, test))
+    return loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
+
+
+def _rows(data: Any, rows: np.ndarray) -> Any:
+    """``_safe_indexing(data, rows)``, without its type dispatch for plain NumPy arrays.
+
+    The dispatch costs tens of microseconds a call, four calls a fold: a few percent of a
+    fast fit. For an ndarray it ends in exactly this indexing.
+    """
+    if type(data) is np.ndarray and not get_config()["array_api_dispatch"]:
+        return data[rows, ...]
+    return _safe_indexing(data, rows)
 
 
 def _is_per_sample(value: Any, n: int) -> bool:

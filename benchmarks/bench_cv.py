@@ -21,7 +21,8 @@ every contender alike; medians are reported, with ratios of medians.
    reduction); so is the raw :func:`bayescv.moments.block_sums` (n, S, Q only). Aim: at
    most 5 times ``np.sum`` for ``block_moments``. Building the table is not timed. A table
    whose points are shuffled (blocks no longer contiguous) exercises the ``np.bincount``
-   fallback and is timed too.
+   fallback and is timed too, as is a table with a ``source`` coordinate (one source per
+   block, as leave-one-source-out CV makes), which adds the lookup of each block's source.
 
 Results go to ``benchmarks/results/bench_cv.json`` and ``benchmarks/results/bench_cv.md``.
 The whole run takes well under a minute on two cores.
@@ -135,6 +136,11 @@ def bench_cv() -> dict[str, Any]:
 
     a, b = summary(times["cross_val_losses"]), summary(times["plain_loop"])
     ratio = a["median_s"] / b["median_s"]
+    # Each a-run and the b-run right after it share the machine's state: a second,
+    # drift-robust view of the overhead.
+    paired = [
+        ta - tb for ta, tb in zip(times["cross_val_losses"], times["plain_loop"], strict=True)
+    ]
     return {
         "data": f"make_classification(n_samples={CV_SAMPLES}, n_features={CV_FEATURES}, random_state=0)",
         "estimator": repr(estimator),
@@ -147,6 +153,7 @@ def bench_cv() -> dict[str, Any]:
         "cross_val_losses": a,
         "plain_loop": b,
         "overhead_ms": (a["median_s"] - b["median_s"]) * 1e3,
+        "paired_overhead_median_ms": statistics.median(paired) * 1e3,
         "ratio": ratio,
         "target_ratio": CV_TARGET,
         "target_met": ratio <= CV_TARGET,
@@ -169,9 +176,15 @@ def bench_moments() -> dict[str, Any]:
     start = time.perf_counter()
     shuffled = table.isel(obs=rng.permutation(N_LOSSES))
     shuffle_s = time.perf_counter() - start
+    # One source per block, as in leave-one-source-out CV: adds the block-source lookup.
+    sourced = table.assign_coords(source=("obs", labels * 7 + 100))
 
     # Correctness before speed: both layouts, the raw sums and a direct computation agree.
     moments, moments_shuffled = bayescv.block_moments(table), bayescv.block_moments(shuffled)
+    moments_sourced = bayescv.block_moments(sourced)
+    assert np.array_equal(moments_sourced["source"].values, np.arange(N_BLOCKS) * 7 + 100)
+    for name in ("n", "S", "Q", "W"):
+        np.testing.assert_array_equal(moments_sourced[name].values, moments[name].values)
     n, sums, squares = block_sums(values, starts)
     per_block = values.reshape(N_BLOCKS, -1)
     direct = {
@@ -199,6 +212,7 @@ def bench_moments() -> dict[str, Any]:
         {
             "np.sum": lambda: np.sum(shuffled["loss"].values),
             "block_moments_shuffled": lambda: bayescv.block_moments(shuffled),
+            "block_moments_with_source": lambda: bayescv.block_moments(sourced),
         },
         SHUFFLED_REPEATS,
     )
@@ -217,10 +231,14 @@ def bench_moments() -> dict[str, Any]:
         "block_sums": summary(times["block_sums"]),
         "np.sum_shuffled": summary(shuffled_times["np.sum"]),
         "block_moments_shuffled": summary(shuffled_times["block_moments_shuffled"]),
+        "block_moments_with_source": summary(shuffled_times["block_moments_with_source"]),
     }
     out["ratio_block_moments"] = out["block_moments"]["median_s"] / base
     out["ratio_block_sums"] = out["block_sums"]["median_s"] / base
     out["ratio_block_moments_shuffled"] = out["block_moments_shuffled"]["median_s"] / base_shuffled
+    out["ratio_block_moments_with_source"] = (
+        out["block_moments_with_source"]["median_s"] / base_shuffled
+    )
     out["aim_ratio"] = MOMENT_AIM
     out["aim_met"] = out["ratio_block_moments"] <= MOMENT_AIM
     return out
@@ -286,7 +304,9 @@ def markdown(results: dict[str, Any]) -> str:
             f"Machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable); "
             f"Python {m['python']}, numpy {m['numpy']}, scipy {m['scipy']}, "
             f"scikit-learn {m['scikit-learn']}, xarray {m['xarray']}, bayescv {m['bayescv']} "
-            f"(git {m['git_commit']}); BLAS: {', '.join(m['blas']) or 'unknown'}.",
+            f"(git {m['git_commit']}); BLAS: {', '.join(m['blas']) or 'unknown'}. "
+            f"Load average (1 min) before / after: {results['load_before']:.2f} / "
+            f"{results['load_after']:.2f}; other processes on the machine skew the timings.",
             "",
             "## 1. CV runner overhead",
             "",
@@ -299,26 +319,33 @@ def markdown(results: dict[str, Any]) -> str:
             row("plain loop", cv["plain_loop"]),
             "",
             f"Ratio of medians: **{cv['ratio']:.3f}** (target ≤ {cv['target_ratio']}: "
-            f"{'met' if cv['target_met'] else 'NOT met'}); overhead {cv['overhead_ms']:.2f} ms per CV run.",
+            f"{'met' if cv['target_met'] else 'NOT met'}); overhead {cv['overhead_ms']:.2f} ms per CV run "
+            f"(median of paired differences: {cv['paired_overhead_median_ms']:.2f} ms).",
             "",
             "## 2. Block moments",
             "",
-            f"{mo['n_losses']:.0e} float64 losses in {mo['n_blocks']} contiguous blocks of equal "
+            f"{mo['n_losses']:,} float64 losses in {mo['n_blocks']} contiguous blocks of equal "
             f"size; one warm-up, then {mo['repeats']} interleaved runs each "
-            f"({mo['repeats_shuffled']} for the shuffled layout). Building the table "
+            f"({mo['repeats_shuffled']} for the shuffled and source layouts). Building the table "
             f"(`from_arrays`, {mo['untimed_from_arrays_s']:.2f} s) is not timed.",
             "",
             *header,
             row("`np.sum(loss)`", mo["np.sum"]),
             row("`block_moments(table)`", mo["block_moments"]),
             row("`block_sums(values, starts)`", mo["block_sums"]),
-            row("`np.sum(loss)` (shuffled run)", mo["np.sum_shuffled"]),
+            row("`np.sum(loss)` (timed with the two below)", mo["np.sum_shuffled"]),
             row("`block_moments(shuffled)` (bincount fallback)", mo["block_moments_shuffled"]),
+            row(
+                "`block_moments(table)` with a `source` coordinate",
+                mo["block_moments_with_source"],
+            ),
             "",
             f"- `block_moments` / `np.sum`: **{mo['ratio_block_moments']:.1f}** "
             f"(aim ≤ {mo['aim_ratio']:g}: {'met' if mo['aim_met'] else 'not met'})",
             f"- `block_sums` / `np.sum`: **{mo['ratio_block_sums']:.1f}**",
             f"- `block_moments` on shuffled obs / `np.sum`: **{mo['ratio_block_moments_shuffled']:.0f}**",
+            f"- `block_moments` with a `source` coordinate / `np.sum`: "
+            f"**{mo['ratio_block_moments_with_source']:.0f}**",
             "",
         ]
     )
@@ -329,6 +356,7 @@ def main() -> None:
     results: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "machine": machine(),
+        "load_before": os.getloadavg()[0],
     }
     print("CV runner overhead ...", flush=True)
     results["cv_overhead"] = bench_cv()
@@ -346,8 +374,11 @@ def main() -> None:
         f"(x{mo['ratio_block_moments']:.1f}), "
         f"block_sums {mo['block_sums']['median_s'] * 1e3:.2f} ms (x{mo['ratio_block_sums']:.1f}), "
         f"shuffled {mo['block_moments_shuffled']['median_s'] * 1e3:.1f} ms "
-        f"(x{mo['ratio_block_moments_shuffled']:.0f})"
+        f"(x{mo['ratio_block_moments_shuffled']:.0f}), "
+        f"with source {mo['block_moments_with_source']['median_s'] * 1e3:.1f} ms "
+        f"(x{mo['ratio_block_moments_with_source']:.0f})"
     )
+    results["load_after"] = os.getloadavg()[0]
     results["total_runtime_s"] = time.perf_counter() - started
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench_cv.json").write_text(json.dumps(results, indent=2) + "\n")
