@@ -7,6 +7,7 @@ reproduces it, so a saved table or study can be traced and re-run.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
@@ -16,6 +17,7 @@ __all__ = ["child_seeds", "created_now", "package_version", "resolve_seed"]
 _SEED_BOUND = 2**63
 
 
+@functools.cache
 def package_version() -> str:
     """Return the installed version of bayescv, or ``"unknown"`` when it is not installed."""
     try:
