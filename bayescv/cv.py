@@ -439,14 +439,10 @@ def _run(
         raise ValueError(
             f"loss {loss_fn.name!r} needs {type(estimator).__name__}.{loss_fn.response_method}, which it lacks"
         )
-    tasks = [
-        (r, k, train, test)
-        for r, plan in enumerate(plans)
-        for k, (train, test) in enumerate(plan.folds)
-    ]
+    tasks = [fold for plan in plans for fold in plan.folds]
     jobs = (
         delayed(_fit_and_loss)(clone(estimator), X, y, tr, te, loss_fn, dict(fit_params or {}))
-        for _, _, tr, te in tasks
+        for tr, te in tasks
     )
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     values = list(
@@ -461,7 +457,7 @@ def _run(
     start = 0
     for plan in plans:
         stop = start + len(plan.folds)
-        parts = [(values[i], tasks[i][3]) for i in range(start, stop)]
+        parts = [(values[i], tasks[i][1]) for i in range(start, stop)]
         start = stop
         losses.append(np.concatenate([v for v, _ in parts]))
         rows.append(np.concatenate([te for _, te in parts]))
@@ -471,13 +467,12 @@ def _run(
     squeeze = replicate_kind is None
     pick = (lambda a: a[0]) if squeeze else np.stack
     loss_arr, block_arr, index_arr = pick(losses), pick(blocks), pick(rows)
-    scheme = None if source is None else ("random" if _sources_split(source, plans) else "source")
     return from_arrays(
         loss_arr,
         block_arr,
         source=None if source is None else source[index_arr],
         index=index_arr,
-        scheme=scheme,
+        scheme=None,  # inferred by from_arrays: "source" unless a source spans several folds
         replicate_kind=replicate_kind,
         loss_name=loss_fn.name,
         attrs={
@@ -487,12 +482,3 @@ def _run(
             "seed": seed,
         },
     )
-
-
-def _sources_split(source: np.ndarray, plans: list[_Plan]) -> bool:
-    """Whether some source has points in more than one test fold of a replicate."""
-    for plan in plans:
-        tested = [np.unique(source[test]) for _, test in plan.folds]
-        if sum(t.size for t in tested) != np.unique(np.concatenate(tested)).size:
-            return True
-    return False

@@ -157,8 +157,8 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
         contiguous = run_labels.size <= n_blocks and np.unique(run_labels).size == run_labels.size
         if contiguous:
             cols = np.searchsorted(labels, run_labels)
-            n[r, cols], sums[r, cols], squares[r, cols], within[r, cols] = _contiguous_moments(
-                loss[r], starts
+            n[r, cols], sums[r, cols], squares[r, cols], within[r, cols] = _run_moments(
+                loss[r], starts, within=True
             )
         else:
             codes = np.searchsorted(labels, row_labels)
@@ -188,17 +188,6 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     if "replicate" in table.dims:
         return out.assign_coords(replicate=table["replicate"].values)
     return out.isel(replicate=0, drop=True)
-
-
-def _contiguous_moments(
-    values: np.ndarray, starts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """n, S, Q and W of the runs of `values` starting at `starts`."""
-    if _regular_runs(values, starts):
-        return _run_moments(values, starts.astype(np.int64), within=True)
-    n, sums, squares = block_sums(values, starts)
-    centred = values - np.repeat(sums / n, n)
-    return n, sums, squares, np.add.reduceat(centred * centred, starts)
 
 
 def _block_sources(table: xr.Dataset, labels: np.ndarray) -> np.ndarray | None:
