@@ -6,13 +6,14 @@ Subcommands:
   the Tennessee STAR data; prints the CV errors, block sizes and per-school mean losses;
   ``--out DIR`` also writes the loss tables (NetCDF) and a per-school loss plot (PNG).
 
-Later subcommands (``variance``, ``nested``, ``bayes``, ``study``) register themselves in
-:func:`build_parser`.
+Other subcommands live in their own private modules, listed in ``_SUBCOMMAND_MODULES``; each
+has a ``register(subparsers)`` function that adds its parser and sets ``func``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,9 @@ import pandas as pd
 from bayescv._provenance import package_version
 
 __all__ = ["build_parser", "main"]
+
+# Private modules that each add one subcommand through ``register(subparsers)``.
+_SUBCOMMAND_MODULES: tuple[str, ...] = ()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-jobs", type=int, default=None, help="parallel fits (default: 1)")
     demo.add_argument("--no-progress", action="store_true", help="hide progress bars")
     demo.set_defaults(func=_run_demo)
+    for name in _SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -1,0 +1,250 @@
+"""The interval result shared by every method of the package.
+
+Every interval method (closed-form variance estimators, nested CV, the Bayesian model,
+importance weighting) returns the same :class:`xarray.Dataset`:
+
+* variables ``estimate``, ``lower``, ``upper`` and ``se`` (float), and ``flag`` (str, empty
+  when nothing is wrong: for example ``"negative_variance"`` when a variance estimate was
+  below zero and no interval could be formed), all with dim ``method`` last, after any
+  leading dims such as ``replicate``;
+* coord ``target`` along ``method``: the estimand each interval is for (``expected_cv``,
+  ``ose``, ``err``, ``err_xy``, ``kfold_test_error``, ``target_risk``, ...);
+* attrs ``level`` (the nominal coverage), ``target`` (the common target, or the distinct
+  targets joined by ``", "``), ``dist``, and provenance (``bayescv_version``, ``created``,
+  ``seed`` when randomness was involved).
+
+Nothing is clipped silently: a bound that cannot be formed is NaN and its row is flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from bayescv._provenance import created_now, package_version
+
+__all__ = [
+    "ESTIMANDS",
+    "check_level",
+    "combine_intervals",
+    "interval_dataset",
+    "normal_bounds",
+]
+
+#: Estimands an interval can target (see the design's estimands table).
+ESTIMANDS = (
+    "expected_cv",
+    "ose",
+    "err",
+    "err_xy",
+    "kfold_test_error",
+    "target_risk",
+    "mean_difference",
+)
+
+_DISTS = ("normal", "t")
+
+
+def normal_bounds(
+    estimate: Any,
+    variance: Any,
+    *,
+    level: float = 0.95,
+    dist: str = "normal",
+    df: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two-sided interval ``estimate ± q · sqrt(variance)`` with its flags.
+
+    Parameters
+    ----------
+    estimate : array-like
+        Point estimates.
+    variance : array-like
+        Estimated variances of the estimates, broadcastable against `estimate`. Negative
+        values are not clipped: their interval is NaN and flagged ``"negative_variance"``.
+    level : float, default 0.95
+        Nominal coverage, in (0, 1).
+    dist : {"normal", "t"}, default "normal"
+        Quantile of the standard normal or of Student's t with `df` degrees of freedom.
+    df : array-like, optional
+        Degrees of freedom, required when ``dist="t"``.
+
+    Returns
+    -------
+    se, lower, upper : ndarray
+        Standard errors and bounds (NaN where the variance is negative or NaN).
+    flag : ndarray of str
+        ``""``, ``"negative_variance"`` or ``"undefined_variance"`` (NaN variance).
+
+    Examples
+    --------
+    >>> se, lower, upper, flag = normal_bounds([1.0, 1.0], [0.04, -0.01], level=0.95)
+    >>> np.round(lower, 3), flag
+    (array([0.608,   nan]), array(['', 'negative_variance'], dtype='<U18'))
+    """
+    check_level(level)
+    estimate, variance = np.broadcast_arrays(
+        np.asarray(estimate, dtype=float), np.asarray(variance, dtype=float)
+    )
+    quantile = _quantile(level, dist, df)
+    negative = variance < 0
+    undefined = np.isnan(variance)
+    with np.errstate(invalid="ignore"):
+        se = np.where(negative, np.nan, np.sqrt(np.where(negative, 0.0, variance)))
+    half = quantile * se
+    flag = np.where(negative, "negative_variance", np.where(undefined, "undefined_variance", ""))
+    return se, estimate - half, estimate + half, flag
+
+
+def _quantile(level: float, dist: str, df: Any) -> Any:
+    if dist not in _DISTS:
+        raise ValueError(f"dist must be one of {_DISTS}, got {dist!r}")
+    upper_tail = 0.5 + level / 2
+    if dist == "normal":
+        return stats.norm.ppf(upper_tail)
+    if df is None:
+        raise ValueError('dist="t" needs the degrees of freedom df')
+    df = np.asarray(df, dtype=float)
+    if np.any(df <= 0):
+        raise ValueError(f"degrees of freedom must be positive, got {df}")
+    return stats.t.ppf(upper_tail, df)
+
+
+def check_level(level: float) -> None:
+    """Raise a ValueError unless ``0 < level < 1``.
+
+    Parameters
+    ----------
+    level : float
+        Nominal coverage.
+    """
+    if not (isinstance(level, float | int) and 0 < level < 1):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+
+
+def interval_dataset(
+    method: Sequence[str],
+    *,
+    estimate: Any,
+    lower: Any,
+    upper: Any,
+    se: Any,
+    level: float,
+    target: str | Sequence[str],
+    flag: Any = None,
+    dist: str = "normal",
+    dims: Sequence[str] = (),
+    coords: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    attrs: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Build the interval Dataset that every method of the package returns.
+
+    Parameters
+    ----------
+    method : sequence of str
+        Method names; the last axis of every array.
+    estimate, lower, upper, se : array-like of shape (*leading, n_methods)
+        Point estimates, bounds and standard errors (NaN where undefined).
+    level : float
+        Nominal coverage of the intervals.
+    target : str or sequence of str
+        The estimand of every interval, or one per method (see :data:`ESTIMANDS`).
+    flag : array-like of str, optional
+        Per-interval flags, ``""`` when nothing is wrong; default all ``""``.
+    dist : str, default "normal"
+        How the bounds were formed (``"normal"``, ``"t"``, ``"posterior_hdi"``, ...).
+    dims : sequence of str, default ()
+        Names of the leading dims (for example ``("replicate",)``).
+    coords : mapping, optional
+        Extra coordinates (for example ``{"replicate": [...]}``).
+    seed : int, optional
+        Seed that reproduces the result, recorded in the attrs.
+    attrs : mapping, optional
+        Further attrs (settings of the method).
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``estimate``, ``lower``, ``upper``, ``se``, ``flag`` with dims
+        ``(*dims, "method")``; coords ``method`` and ``target``; attrs ``level``,
+        ``target``, ``dist``, ``bayescv_version``, ``created`` (and ``seed``).
+
+    Examples
+    --------
+    >>> ds = interval_dataset(
+    ...     ["naive"], estimate=[0.3], lower=[0.2], upper=[0.4], se=[0.05],
+    ...     level=0.9, target="err",
+    ... )
+    >>> ds["upper"].sel(method="naive").item(), ds.attrs["target"]
+    (0.4, 'err')
+    """
+    check_level(level)
+    method = [str(m) for m in method]
+    if len(set(method)) != len(method):
+        raise ValueError(f"method names must be unique, got {method}")
+    targets = [target] * len(method) if isinstance(target, str) else [str(t) for t in target]
+    if len(targets) != len(method):
+        raise ValueError(f"got {len(targets)} targets for {len(method)} methods")
+    unknown = sorted(set(targets) - set(ESTIMANDS))
+    if unknown:
+        raise ValueError(f"unknown target(s) {unknown}; known estimands are {list(ESTIMANDS)}")
+    all_dims = (*dims, "method")
+    values = {"estimate": estimate, "lower": lower, "upper": upper, "se": se}
+    data_vars = {}
+    for name, value in values.items():
+        array = np.asarray(value, dtype=float)
+        if array.ndim != len(all_dims) or array.shape[-1] != len(method):
+            raise ValueError(
+                f"{name} has shape {array.shape}; expected {len(all_dims)} dims "
+                f"{all_dims} with {len(method)} methods last"
+            )
+        data_vars[name] = (all_dims, array)
+    shape = data_vars["estimate"][1].shape
+    flags = np.full(shape, "", dtype=object) if flag is None else np.asarray(flag, dtype=object)
+    data_vars["flag"] = (all_dims, np.broadcast_to(flags, shape).astype(str))
+    ds = xr.Dataset(
+        data_vars,
+        coords={"method": method, "target": ("method", targets), **dict(coords or {})},
+    )
+    ds.attrs = {
+        "level": float(level),
+        "target": ", ".join(dict.fromkeys(targets)),
+        "dist": dist,
+        "bayescv_version": package_version(),
+        "created": created_now(),
+        **({} if seed is None else {"seed": int(seed)}),
+        **dict(attrs or {}),
+    }
+    return ds
+
+
+def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
+    """Concatenate interval Datasets of the same level along ``method``.
+
+    Parameters
+    ----------
+    *results : xarray.Dataset
+        Interval Datasets (from :func:`interval_dataset`) with distinct method names.
+
+    Returns
+    -------
+    xarray.Dataset
+        One Dataset; ``attrs["target"]`` lists the distinct targets.
+    """
+    if not results:
+        raise ValueError("combine_intervals needs at least one interval Dataset")
+    levels = {ds.attrs.get("level") for ds in results}
+    if len(levels) != 1:
+        raise ValueError(f"cannot combine intervals of different levels {sorted(levels)}")
+    combined = xr.concat(results, dim="method", combine_attrs="drop_conflicts")
+    names = list(combined["method"].values)
+    if len(set(names)) != len(names):
+        raise ValueError(f"method names must be unique across results, got {names}")
+    combined.attrs["target"] = ", ".join(dict.fromkeys(combined["target"].values.tolist()))
+    combined.attrs["level"] = levels.pop()
+    return combined
