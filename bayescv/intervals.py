@@ -43,7 +43,6 @@ ESTIMANDS = (
     "err_xy",
     "kfold_test_error",
     "target_risk",
-    "mean_difference",
 )
 
 _DISTS = ("normal", "t")

@@ -1,0 +1,364 @@
+"""All closed-form variance estimates of a loss table, and the intervals built on them.
+
+:func:`variance_estimates` evaluates every estimator of :mod:`bayescv.estimators` in one
+pass over the block statistics; :func:`cv_intervals` turns the chosen ones into the
+package's interval Dataset (:mod:`bayescv.intervals`), together with the Nadeau–Bengio
+corrected interval for (repeated) K-fold CV and the bootstrap interval of bootstrap-replicated
+CV.
+
+What each interval targets (``target`` coordinate of the result):
+
+* CVR tables (``scheme="random"``): θ_1…θ_5, the naive and Nadeau–Bengio intervals target
+  ``err``, the expected error of the learner over training sets (Bengio & Grandvalet);
+* CVS tables (``scheme="source"``): θ^ω, θ^γ, θ_A, θ_B, the naive and bootstrap intervals
+  target ``expected_cv``, the CV error expected with the sources held fixed (000, §6);
+  none of them covers the error on a *new* source (``ose``), which adds the between-source
+  heterogeneity: use the Bayesian model for that;
+* Bayle et al.'s intervals target ``kfold_test_error``, the mean conditional error of the
+  K models actually fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+from bayescv.estimators import ESTIMATORS, BlockStats, block_stats
+from bayescv.intervals import check_level, interval_dataset, normal_bounds
+
+__all__ = [
+    "INTERVAL_METHODS",
+    "bootstrap_interval",
+    "cv_intervals",
+    "default_methods",
+    "interval_target",
+    "variance_estimates",
+]
+
+#: Interval methods of :func:`cv_intervals`: every estimator plus Nadeau–Bengio.
+INTERVAL_METHODS = (*ESTIMATORS, "nadeau_bengio")
+
+_RANDOM_DEFAULT = (
+    "naive_points", "naive_folds", "theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
+    "bayle_within", "bayle_all_pairs", "nadeau_bengio",
+)  # fmt: skip
+_SOURCE_DEFAULT = (
+    "naive_points", "naive_folds", "theta_omega", "theta_gamma", "theta_A", "theta_B",
+    "theta_A_weighted", "theta_B_weighted", "bayle_within", "bayle_all_pairs",
+)  # fmt: skip
+
+
+def interval_target(method: str, scheme: str) -> str:
+    """The estimand an interval method targets for a CV scheme (see the module docs).
+
+    Parameters
+    ----------
+    method : str
+        An interval method name (:data:`INTERVAL_METHODS` or ``"bootstrap"``).
+    scheme : {"random", "source"}
+        The CV scheme of the loss table.
+
+    Returns
+    -------
+    str
+        ``"kfold_test_error"``, ``"expected_cv"`` or ``"err"``.
+    """
+    if method.startswith("bayle_"):
+        return "kfold_test_error"
+    return "expected_cv" if scheme == "source" else "err"
+
+
+def default_methods(scheme: str) -> tuple[str, ...]:
+    """The interval methods :func:`cv_intervals` uses by default for a scheme.
+
+    Parameters
+    ----------
+    scheme : {"random", "source"}
+        The CV scheme of the loss table.
+
+    Returns
+    -------
+    tuple of str
+        Method names.
+    """
+    return _SOURCE_DEFAULT if scheme == "source" else _RANDOM_DEFAULT
+
+
+def _evaluate(stats: BlockStats, names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """θ̂ for every name (R, n_names); NaN with a note where sizes must be equal."""
+    values = np.full((stats.N.size, len(names)), np.nan)
+    notes = [""] * len(names)
+    equal = bool(stats.equal_sizes.all())
+    for j, name in enumerate(names):
+        spec = ESTIMATORS[name]
+        if spec.equal_sizes and not equal:
+            notes[j] = f"{name} needs equal block sizes; the blocks differ in size"
+            continue
+        values[:, j] = spec.func(stats)
+    return values, notes
+
+
+def _constant_attr(values: np.ndarray) -> dict:
+    return {} if values.size == 0 or np.any(values != values[0]) else {"value": values[0]}
+
+
+def variance_estimates(losses: xr.Dataset) -> xr.Dataset:
+    """Every closed-form estimate of θ = Var(μ̂) for a loss table, in one pass.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table (or its block moments), with or without ``replicate``.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``theta`` along ``estimator`` (leading ``replicate`` when the table has one; NaN
+        where an estimator needs equal block sizes and they differ), ``bias_formula``,
+        ``assumption`` and ``note`` (why a value is NaN) along ``estimator``, and
+        ``mu_hat`` (the CV estimate). Attrs ``scheme``, and ``K``, ``N``, ``M`` when they
+        are the same in every replicate (``M`` only for equal sizes).
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2])
+    >>> ds = variance_estimates(table)
+    >>> bool(np.isclose(ds["theta"].sel(estimator="theta_B"),
+    ...                 2 * ds["theta"].sel(estimator="theta_A")))
+    True
+    """
+    stats = block_stats(losses)
+    names = list(ESTIMATORS)
+    values, notes = _evaluate(stats, names)
+    lead = ("replicate",) if stats.replicated else ()
+    pick = (lambda a: a) if stats.replicated else (lambda a: a[0])
+    attrs = {"scheme": losses.attrs.get("scheme", "unknown")}
+    for key, array in {"K": stats.K, "N": stats.N, "M": stats.M}.items():
+        constant = _constant_attr(array)
+        if constant and np.isfinite(constant["value"]):
+            attrs[key] = int(constant["value"])
+    ds = xr.Dataset(
+        {
+            "theta": ((*lead, "estimator"), pick(values)),
+            "mu_hat": (lead, pick(stats.mu_hat)),
+            "bias_formula": ("estimator", [ESTIMATORS[n].bias for n in names]),
+            "assumption": ("estimator", [ESTIMATORS[n].assumption for n in names]),
+            "note": ("estimator", notes),
+        },
+        coords={"estimator": names},
+        attrs=attrs,
+    )
+    if stats.replicated:
+        ds = ds.assign_coords(replicate=losses["replicate"].values)
+    return ds
+
+
+def _nadeau_bengio(stats: BlockStats) -> tuple[float, float, float]:
+    """Estimate, corrected variance and df from the J = R·K fold means of all runs.
+
+    Var ≈ (1/J + n_test/n_train) S², S² the sample variance of the fold means (Nadeau &
+    Bengio 2003, corrected resampled t; Bouckaert & Frank 2004 for repeated K-fold).
+    """
+    fold_means = stats.means[stats.present]
+    sizes = stats.n[stats.present]
+    n_train = np.repeat(stats.N, stats.present.sum(axis=1)) - sizes
+    J = fold_means.size
+    ratio = float(np.mean(sizes / n_train))
+    variance = (1 / J + ratio) * np.var(fold_means, ddof=1)
+    return float(fold_means.mean()), float(variance), float(J - 1)
+
+
+def _df(method: str, stats: BlockStats) -> np.ndarray:
+    if method in {"naive_points", "bayle_all_pairs"}:
+        return stats.N - 1
+    if method == "bayle_within":
+        return stats.N - stats.K
+    return stats.K - 1
+
+
+def cv_intervals(
+    losses: xr.Dataset,
+    methods: Sequence[str] | str | None = None,
+    *,
+    level: float = 0.95,
+    dist: str = "normal",
+    bootstrap: xr.Dataset | None = None,
+) -> xr.Dataset:
+    """Intervals for the CV error from closed-form variance estimates.
+
+    Each interval is μ̂ ± q·sqrt(θ̂), q the normal (or t) quantile. A negative θ̂ (θ_2, θ_5
+    and θ^ω can be negative) is never clipped: that interval is NaN and flagged
+    ``"negative_variance"``.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table. Without a ``replicate`` dim: one CV run. With
+        ``replicate_kind="independent"`` (simulated data sets): one interval per replicate.
+        With ``replicate_kind="repeat"`` (repeated CV of one data set): the estimate is the
+        mean of the runs' μ̂ and θ̂ the mean of the runs' θ̂, so the interval is for a
+        single run's variance (conservative for the average); ``nadeau_bengio`` uses all
+        R·K folds. A ``"bootstrap"`` table is refused: pass it as `bootstrap`.
+    methods : str or sequence of str, optional
+        Names from :data:`INTERVAL_METHODS` (and ``"bootstrap"``), or ``"all"``; default
+        :func:`default_methods` for the table's scheme (plus ``"bootstrap"`` when
+        `bootstrap` is given).
+    level : float, default 0.95
+        Nominal coverage.
+    dist : {"normal", "t"}, default "normal"
+        Quantiles; with ``"t"`` the degrees of freedom are N−1 (naive_points,
+        bayle_all_pairs), N−K (bayle_within), B−1 (bootstrap) and K−1 for the block-level
+        estimators. ``nadeau_bengio`` always uses t with J−1 df, J the number of folds
+        over all runs (it is defined as a t procedure).
+    bootstrap : xarray.Dataset, optional
+        A bootstrap-replicated loss table of the same data (:func:`bayescv.bootstrap_cv_losses`)
+        for the ``bootstrap`` method (see :func:`bootstrap_interval`).
+
+    Returns
+    -------
+    xarray.Dataset
+        The interval Dataset of :mod:`bayescv.intervals`, with variables ``theta`` (θ̂) and
+        ``df`` (degrees of freedom used; inf for normal quantiles) and ``target`` per
+        method (see the module docs).
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2])
+    >>> ci = cv_intervals(table, ["naive_points", "theta_3"], level=0.9)
+    >>> ci["target"].values.tolist(), bool((ci["lower"] < ci["upper"]).all())
+    (['err', 'err'], True)
+    """
+    check_level(level)
+    kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
+    if kind == "bootstrap":
+        raise ValueError(
+            "this table holds bootstrap replicates of one data set; pass the observed "
+            "table as `losses` and the bootstrap table as `bootstrap=`"
+        )
+    scheme = losses.attrs.get("scheme", "random")
+    names = _method_names(methods, scheme, bootstrap is not None)
+    stats = block_stats(losses)
+    per_run = [m for m in names if m in ESTIMATORS]
+    theta, notes = _evaluate(stats, per_run)
+    estimate = np.repeat(stats.mu_hat[:, None], len(names), axis=1)
+    variance = np.full_like(estimate, np.nan)
+    df = np.full_like(estimate, np.nan)
+    flags = np.full(estimate.shape, "", dtype=object)
+    for j, name in enumerate(names):
+        if name in ESTIMATORS:
+            i = per_run.index(name)
+            variance[:, j], df[:, j] = theta[:, i], _df(name, stats)
+            flags[:, j] = "unequal_block_sizes" if notes[i] else ""
+        elif name == "nadeau_bengio":
+            rows = [_slice(stats, r) for r in range(stats.N.size)] if kind != "repeat" else [stats]
+            for r, part in enumerate(rows):
+                e, v, dof = _nadeau_bengio(part)
+                target_rows = slice(None) if kind == "repeat" else r
+                estimate[target_rows, j], variance[target_rows, j], df[target_rows, j] = e, v, dof
+    if kind == "repeat":
+        estimate, variance, df = (a.mean(axis=0, keepdims=True) for a in (estimate, variance, df))
+        flags = flags[:1]
+    if "bootstrap" in names:
+        j = names.index("bootstrap")
+        boot = _bootstrap_mu(losses, bootstrap)
+        variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
+    if dist == "normal":
+        # Nadeau–Bengio is a t procedure; df = inf gives the normal quantile for the rest.
+        df = np.where(np.array(names) == "nadeau_bengio", df, np.inf)
+    elif dist != "t":
+        raise ValueError(f"dist must be 'normal' or 't', got {dist!r}")
+    se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, dist="t", df=df)
+    flags = np.where(bound_flags != "", bound_flags, flags)
+    replicated = kind == "independent"
+    pick = (lambda a: a) if replicated else (lambda a: a[0])
+    ds = interval_dataset(
+        names,
+        estimate=pick(estimate), lower=pick(lower), upper=pick(upper), se=pick(se),
+        flag=pick(flags), level=level, dist=dist,
+        target=[interval_target(m, scheme) for m in names],
+        dims=("replicate",) if replicated else (),
+        coords={"replicate": losses["replicate"].values} if replicated else None,
+        attrs={"scheme": scheme, **({"replicate_kind": kind} if kind else {})},
+    )  # fmt: skip
+    dims = ("replicate", "method") if replicated else ("method",)
+    return ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
+
+
+def _slice(stats: BlockStats, r: int) -> BlockStats:
+    """The statistics of replicate r alone."""
+    fields = {
+        name: getattr(stats, name)[r : r + 1] for name in ("n", "S", "W", "present", "K", "N")
+    }
+    fields.update(
+        {
+            name: getattr(stats, name)[r : r + 1]
+            for name in ("means", "m", "mu_hat", "d", "D", "M")
+        }
+    )
+    return BlockStats(**fields, labels=stats.labels, replicated=False)
+
+
+def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bool) -> list:
+    known = (*INTERVAL_METHODS, "bootstrap")
+    if methods is None:
+        names = list(default_methods(scheme)) + (["bootstrap"] if has_boot else [])
+    elif isinstance(methods, str) and methods == "all":
+        names = list(INTERVAL_METHODS) + (["bootstrap"] if has_boot else [])
+    else:
+        names = [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in names if m not in known]
+    if unknown:
+        raise ValueError(f"unknown interval method(s) {unknown}; known: {list(known)}")
+    if "bootstrap" in names and not has_boot:
+        raise ValueError("method 'bootstrap' needs the bootstrap table: pass bootstrap=")
+    if not names:
+        raise ValueError("no interval methods requested")
+    return names
+
+
+def _bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarray:
+    if bootstrap is None or "replicate" not in bootstrap.dims:
+        raise ValueError("bootstrap= must be a loss table with a replicate dim")
+    if bootstrap.attrs.get("replicate_kind") != "bootstrap":
+        raise ValueError(
+            "bootstrap= must have replicate_kind='bootstrap', got "
+            f"{bootstrap.attrs.get('replicate_kind')!r}"
+        )
+    if bootstrap.sizes["replicate"] < 2:
+        raise ValueError("the bootstrap table needs at least 2 replicates")
+    if "replicate" in losses.dims and losses.attrs.get("replicate_kind") == "independent":
+        raise ValueError("the bootstrap method applies to one observed table, not a stack")
+    return block_stats(bootstrap).mu_hat
+
+
+def bootstrap_interval(
+    losses: xr.Dataset, bootstrap: xr.Dataset, *, level: float = 0.95, dist: str = "normal"
+) -> xr.Dataset:
+    """Bootstrap interval: μ̂ of the observed run ± q · sd of μ̂ over bootstrap CV runs.
+
+    The variance of μ̂ is estimated by its variance (ddof 1) across the B bootstrap-replicated
+    CV runs of :func:`bayescv.bootstrap_cv_losses` (points resampled within sources, each run
+    refitting all folds: cost B × K fits). With sources fixed, it targets ``expected_cv``
+    (CVS) or ``err`` (CVR).
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        The observed loss table (one run).
+    bootstrap : xarray.Dataset
+        The bootstrap table (``replicate_kind="bootstrap"``, at least 2 replicates).
+    level : float, default 0.95
+        Nominal coverage.
+    dist : {"normal", "t"}, default "normal"
+        Normal quantile, or t with B − 1 degrees of freedom.
+
+    Returns
+    -------
+    xarray.Dataset
+        The interval Dataset with the single method ``bootstrap``.
+    """
+    return cv_intervals(losses, ["bootstrap"], level=level, dist=dist, bootstrap=bootstrap)
