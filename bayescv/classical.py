@@ -51,7 +51,7 @@ _SOURCE_DEFAULT = (
 
 
 def interval_target(method: str, scheme: str) -> str:
-    """The estimand an interval method targets for a CV scheme (see the module docs).
+    """Return the estimand an interval method targets for a CV scheme (see the module docs).
 
     Parameters
     ----------
@@ -71,7 +71,7 @@ def interval_target(method: str, scheme: str) -> str:
 
 
 def default_methods(scheme: str) -> tuple[str, ...]:
-    """The interval methods :func:`cv_intervals` uses by default for a scheme.
+    """Return the interval methods :func:`cv_intervals` uses by default for a scheme.
 
     Parameters
     ----------
@@ -289,15 +289,12 @@ def cv_intervals(
 
 
 def _slice(stats: BlockStats, r: int) -> BlockStats:
-    """The statistics of replicate r alone."""
+    """Return the statistics of replicate r alone."""
     fields = {
         name: getattr(stats, name)[r : r + 1] for name in ("n", "S", "W", "present", "K", "N")
     }
     fields.update(
-        {
-            name: getattr(stats, name)[r : r + 1]
-            for name in ("means", "m", "mu_hat", "d", "D", "M")
-        }
+        {name: getattr(stats, name)[r : r + 1] for name in ("means", "m", "mu_hat", "d", "D", "M")}
     )
     return BlockStats(**fields, labels=stats.labels, replicated=False)
 

@@ -203,7 +203,7 @@ def _centred_moments(stats: BlockStats) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _cvr(stats: BlockStats, numerators: Callable, name: str) -> np.ndarray:
-    """A s1 + B s2 + C s3 with (A, B, C) = (n1, n2, n3)/N given by integer numerators."""
+    """Compute A s1 + B s2 + C s3 with (A, B, C) = (n1, n2, n3)/N from integer numerators."""
     _require_equal(stats, name)
     N, M = stats.N, stats.M
     n1, n2, n3 = numerators(N, M)
@@ -558,7 +558,7 @@ def theta_gamma_pair(losses: xr.Dataset | BlockStats) -> xr.DataArray:
 def quadratic_estimator(
     alpha1: float, alpha2: float, alpha3: float, alpha4: float
 ) -> Callable[[Any], xr.DataArray]:
-    """The CVR quadratic estimator with bias α₁σ² + α₂ω + α₃γ + α₄μ² (Proposition 1 of 000).
+    """Build the CVR quadratic estimator with bias α₁σ² + α₂ω + α₃γ + α₄μ² (000, Prop. 1).
 
     Proposition 1 (as corrected in the project's notes): a quadratic estimator with that
     bias exists if and only if α₁ + α₂ + α₃ − α₄ = −1; it is A s1 + B s2 + C s3 with
@@ -608,7 +608,7 @@ def quadratic_estimator(
 
 
 def gs_moments(losses: xr.Dataset | BlockStats) -> xr.Dataset:
-    """The empirical moments of Geras & Sutton (000, section 4.2): per block and pooled.
+    """Compute the empirical moments of Geras & Sutton (000, §4.2), per block and pooled.
 
     Parameters
     ----------

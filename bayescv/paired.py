@@ -40,7 +40,7 @@ ALTERNATIVES = ("two-sided", "less", "greater")
 
 
 def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
-    """The loss table of h = e^A − e^B, after checking that both used the same splits.
+    """Build the loss table of h = e^A − e^B, checking that both used the same splits.
 
     Parameters
     ----------
