@@ -272,7 +272,7 @@ def cv_intervals(
     elif dist != "t":
         raise ValueError(f"dist must be 'normal' or 't', got {dist!r}")
     se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, dist="t", df=df)
-    flags = np.where(bound_flags != "", bound_flags, flags)
+    flags = np.where(flags != "", flags, bound_flags)
     replicated = kind == "independent"
     pick = (lambda a: a) if replicated else (lambda a: a[0])
     ds = interval_dataset(

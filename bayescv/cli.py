@@ -26,7 +26,7 @@ from bayescv._provenance import package_version
 __all__ = ["build_parser", "main"]
 
 # Private modules that each add one subcommand through ``register(subparsers)``.
-_SUBCOMMAND_MODULES: tuple[str, ...] = ()
+_SUBCOMMAND_MODULES: tuple[str, ...] = ("bayescv._cli_variance",)
 
 
 def build_parser() -> argparse.ArgumentParser:

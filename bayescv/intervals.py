@@ -14,6 +14,10 @@ importance weighting) returns the same :class:`xarray.Dataset`:
   ``seed`` when randomness was involved).
 
 Nothing is clipped silently: a bound that cannot be formed is NaN and its row is flagged.
+
+Select a method with ``ds.sel({"method": "theta_B"})``, not ``ds.sel(method="theta_B")``:
+``method`` is also the name of a keyword argument of :meth:`xarray.Dataset.sel` (inexact
+matching), which the keyword form silently fills instead of indexing.
 """
 
 from __future__ import annotations
@@ -179,7 +183,7 @@ def interval_dataset(
     ...     ["naive"], estimate=[0.3], lower=[0.2], upper=[0.4], se=[0.05],
     ...     level=0.9, target="err",
     ... )
-    >>> ds["upper"].sel(method="naive").item(), ds.attrs["target"]
+    >>> ds["upper"].sel({"method": "naive"}).item(), ds.attrs["target"]
     (0.4, 'err')
     """
     check_level(level)

@@ -121,7 +121,7 @@ def paired_comparison(
     >>> a = from_arrays([0.1, 0.2, 0.1, 0.3, 0.2, 0.1, 0.2, 0.2, 0.3], blocks)
     >>> b = from_arrays([0.3, 0.4, 0.2, 0.5, 0.3, 0.4, 0.3, 0.4, 0.4], blocks)
     >>> out = paired_comparison(a, b, ["naive_points"], alternative="less")
-    >>> bool(out["p_value"].sel(method="naive_points") < 0.01)
+    >>> bool(out["p_value"].sel({"method": "naive_points"}) < 0.01)
     True
     """
     if alternative not in ALTERNATIVES:

@@ -1,0 +1,256 @@
+"""``bayescv variance``: closed-form variance estimates and intervals from a loss CSV."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["register"]
+
+# The estimators reported under their own key, in the order printed.
+_JSON_THETAS = (
+    "theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
+    "theta_A", "theta_B", "theta_omega", "theta_gamma",
+)  # fmt: skip
+
+
+def register(sub: Any) -> None:
+    """Add the ``variance`` subcommand to the ``bayescv`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``bayescv`` command.
+    """
+    parser = sub.add_parser(
+        "variance",
+        help="closed-form variance estimates and intervals of a CV estimate",
+        description=(
+            "Read a long-format CSV of CV losses (one row per test point, with a block "
+            "label column and a loss column) and print every closed-form estimate of the "
+            "variance of the CV estimate, and the intervals built on them. With --paired "
+            "A.csv B.csv, compare two learners evaluated on the same splits."
+        ),
+    )
+    parser.add_argument("files", nargs="+", type=Path, metavar="LOSSES.csv")
+    parser.add_argument("--block-col", default="block", help="block label column (block)")
+    parser.add_argument("--loss-col", default="loss", help="loss column (loss)")
+    parser.add_argument("--source-col", help="optional source label column")
+    parser.add_argument(
+        "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
+    )
+    parser.add_argument("--level", type=float, default=0.95, help="coverage (0.95)")
+    parser.add_argument("--dist", choices=("normal", "t"), default="normal")
+    parser.add_argument("--methods", help="comma-separated interval methods, or 'all'")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--paired", action="store_true", help="compare two learners: A.csv B.csv (A − B)"
+    )
+    parser.add_argument(
+        "--alternative",
+        choices=("two-sided", "less", "greater"),
+        default="two-sided",
+        help="paired test: 'less' means A has the lower error",
+    )
+    parser.set_defaults(func=_run)
+
+
+def _fail(message: str) -> int:
+    print(f"bayescv variance: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bayescv.classical import cv_intervals, variance_estimates
+    from bayescv.estimators import block_stats, gs_moments
+    from bayescv.paired import paired_comparison
+
+    expected = 2 if args.paired else 1
+    if len(args.files) != expected:
+        return _fail(
+            f"expected {expected} CSV file(s){' with --paired' if args.paired else ''}, "
+            f"got {len(args.files)}"
+        )
+    methods = None if args.methods is None else args.methods.split(",")
+    methods = "all" if methods == ["all"] else methods
+    try:
+        tables = [_read(path, args) for path in args.files]
+        if args.paired:
+            result = paired_comparison(
+                *tables, methods, level=args.level, dist=args.dist, alternative=args.alternative
+            )
+            print(_paired_json(result) if args.format == "json" else _paired_table(result))
+            return 0
+        table = tables[0]
+        stats = block_stats(table)
+        estimates = variance_estimates(table)
+        intervals = cv_intervals(table, methods, level=args.level, dist=args.dist)
+        moments = gs_moments(stats)
+    except (ValueError, TypeError, OSError) as error:
+        return _fail(str(error).splitlines()[0])
+    summary = _summary(table, estimates, moments, intervals)
+    print(json.dumps(summary, indent=2) if args.format == "json" else _table(summary, intervals))
+    return 0
+
+
+def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
+    from bayescv.losses import from_frame
+
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    with path.open(encoding="utf-8", newline="") as handle:
+        header = handle.readline()
+    if header.startswith("# bayescv loss table"):
+        from bayescv.losses import read_csv
+
+        frame = read_csv(path).pipe(_table_frame)
+    else:
+        try:
+            frame = pd.read_csv(path)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}: not a readable CSV ({error})") from error
+    for column in (args.block_col, args.loss_col, args.source_col):
+        if column is not None and column not in frame.columns:
+            raise ValueError(f"{path}: no column {column!r}; columns are {list(frame.columns)}")
+    loss = pd.to_numeric(frame[args.loss_col], errors="coerce")
+    bad = loss.isna() & frame[args.loss_col].notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueError(
+            f"{path}: non-numeric loss {frame[args.loss_col].iloc[row]!r} in data row {row + 1}"
+        )
+    if loss.isna().any():
+        row = int(np.flatnonzero(loss.isna().to_numpy())[0])
+        raise ValueError(f"{path}: missing (NaN) loss in data row {row + 1}")
+    frame = frame.assign(**{args.loss_col: loss.astype(float)})
+    try:
+        return from_frame(
+            frame,
+            loss=args.loss_col,
+            block=args.block_col,
+            source=args.source_col,
+            scheme=args.scheme,
+        )
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error
+
+
+def _table_frame(table: xr.Dataset) -> pd.DataFrame:
+    if "replicate" in table.dims:
+        raise ValueError("the CSV holds several CV runs; `bayescv variance` reads one run")
+    columns = {"loss": table["loss"].values, "block": table["block"].values}
+    if "source" in table.coords:
+        columns["source"] = table["source"].values
+    return pd.DataFrame(columns)
+
+
+def _number(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _summary(table, estimates, moments, intervals) -> dict:
+    theta = estimates["theta"]
+    stats = {name: theta.sel(estimator=name).item() for name in estimates["estimator"].values}
+    n_sizes = np.unique(_sizes(table))
+    summary: dict[str, Any] = {
+        "N": int(table.sizes["obs"]),
+        "K": int(np.unique(table["block"].values).size),
+        "M": int(n_sizes[0]) if n_sizes.size == 1 else None,
+        "scheme": table.attrs.get("scheme"),
+        "mu_hat": _number(estimates["mu_hat"]),
+        "s1": _number(moments["s1"]),
+        "s2": _number(moments["s2"]),
+        "s3": _number(moments["s3"]),
+    }
+    summary.update({name: _number(stats[name]) for name in _JSON_THETAS})
+    summary.update(
+        {
+            "se_points": _number(np.sqrt(stats["naive_points"])),
+            "se_folds": _number(np.sqrt(stats["naive_folds"])),
+            "sigma2_within": _number(stats["bayle_within"] * summary["N"]),
+            "sigma2_all_pairs": _number(stats["bayle_all_pairs"] * summary["N"]),
+            "level": intervals.attrs["level"],
+            "intervals": {
+                str(m): [
+                    _number(intervals["lower"].sel({"method": m})),
+                    _number(intervals["upper"].sel({"method": m})),
+                ]
+                for m in intervals["method"].values
+            },
+        }
+    )
+    warnings = [str(note) for note in estimates["note"].values if note]
+    warnings += [
+        f"{m}: {flag.replace('_', ' ')}, no interval"
+        for m, flag in zip(intervals["method"].values, intervals["flag"].values, strict=True)
+        if flag and flag != "unequal_block_sizes"
+    ]
+    summary["warnings"] = warnings
+    return summary
+
+
+def _sizes(table: xr.Dataset) -> np.ndarray:
+    return pd.Series(table["block"].values).value_counts().to_numpy()
+
+
+def _table(summary: dict, intervals: xr.Dataset) -> str:
+    head = (
+        f"N = {summary['N']} losses in K = {summary['K']} blocks"
+        + (f" of M = {summary['M']}" if summary["M"] else " of unequal sizes")
+        + f" (scheme: {summary['scheme']}); CV estimate mu_hat = {summary['mu_hat']:.6g}"
+    )
+    rows = [
+        (name, summary[name])
+        for name in (*_JSON_THETAS, "se_points", "se_folds", "sigma2_within", "sigma2_all_pairs")
+    ]
+    theta = pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
+    frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
+    level = f"{100 * summary['level']:g}%"
+    parts = [head, "", theta.to_string(float_format=lambda v: f"{v:.6g}", na_rep="null")]
+    parts += ["", f"{level} intervals", frame.to_string(float_format=lambda v: f"{v:.6g}")]
+    if summary["warnings"]:
+        parts += ["", "warnings:", *(f"  - {w}" for w in summary["warnings"])]
+    return "\n".join(parts)
+
+
+def _paired_json(result: xr.Dataset) -> str:
+    methods = result["method"].values
+    out = {
+        "difference": "A - B",
+        "alternative": result.attrs["alternative"],
+        "level": result.attrs["level"],
+        "methods": {
+            str(m): {
+                "target": str(result["target"].sel({"method": m}).item()),
+                "estimate": _number(result["estimate"].sel({"method": m})),
+                "interval": [
+                    _number(result["lower"].sel({"method": m})),
+                    _number(result["upper"].sel({"method": m})),
+                ],
+                "statistic": _number(result["statistic"].sel({"method": m})),
+                "p_value": _number(result["p_value"].sel({"method": m})),
+                "flag": str(result["flag"].sel({"method": m}).item()),
+            }
+            for m in methods
+        },
+    }
+    return json.dumps(out, indent=2)
+
+
+def _paired_table(result: xr.Dataset) -> str:
+    frame = result[["estimate", "lower", "upper", "statistic", "p_value", "flag"]].to_dataframe()
+    return "\n".join(
+        [
+            f"paired comparison, loss difference A - B ({result.attrs['alternative']} test)",
+            frame.to_string(float_format=lambda v: f"{v:.6g}"),
+        ]
+    )
