@@ -17,6 +17,10 @@ def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
     assert cvs.sizes["obs"] == cvr.sizes["obs"] == 5748
     # the printed CV error is the mean of the stored losses
     assert f"{float(cvs['loss'].mean()):,.1f}" in out
+    # the interval section, with the methods defined for unequal block sizes
+    assert "95% intervals from closed-form variance estimates" in out
+    for method in ("theta_B_weighted", "nadeau_bengio", "bayle_within"):
+        assert method in out
     png = (tmp_path / "per_source_losses.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(png) > 10_000
