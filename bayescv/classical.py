@@ -201,7 +201,8 @@ def cv_intervals(
         With ``replicate_kind="repeat"`` (repeated CV of one data set): the estimate is the
         mean of the runs' μ̂ and θ̂ the mean of the runs' θ̂, so the interval is for a
         single run's variance (conservative for the average); ``nadeau_bengio`` uses all
-        R·K folds. A ``"bootstrap"`` table is refused: pass it as `bootstrap`.
+        R·K folds (its estimate is the mean of the J fold means, which equals μ̂ for equal
+        block sizes). A ``"bootstrap"`` table is refused: pass it as `bootstrap`.
     methods : str or sequence of str, optional
         Names from :data:`INTERVAL_METHODS` (and ``"bootstrap"``), or ``"all"``; default
         :func:`default_methods` for the table's scheme (plus ``"bootstrap"`` when
