@@ -237,17 +237,31 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        One Dataset; ``attrs["target"]`` lists the distinct targets.
+        One Dataset; ``attrs["target"]`` lists the distinct targets. Attrs that differ
+        between the inputs (method settings) are dropped and ``created`` is set anew.
     """
     if not results:
         raise ValueError("combine_intervals needs at least one interval Dataset")
     levels = {ds.attrs.get("level") for ds in results}
     if len(levels) != 1:
         raise ValueError(f"cannot combine intervals of different levels {sorted(levels)}")
-    combined = xr.concat(results, dim="method", combine_attrs="drop_conflicts")
+    # Explicit combine options: variables without a method dim gain one (one value per
+    # input), as xarray's current default does, without its FutureWarning.
+    combined = xr.concat(
+        results,
+        dim="method",
+        data_vars="all",
+        coords="different",
+        compat="equals",
+        join="outer",
+        combine_attrs="drop_conflicts",
+    )
     names = list(combined["method"].values)
     if len(set(names)) != len(names):
         raise ValueError(f"method names must be unique across results, got {names}")
     combined.attrs["target"] = ", ".join(dict.fromkeys(combined["target"].values.tolist()))
     combined.attrs["level"] = levels.pop()
+    # Conflicting attrs (settings of different methods) are dropped; provenance is renewed.
+    combined.attrs.setdefault("bayescv_version", package_version())
+    combined.attrs["created"] = created_now()
     return combined
