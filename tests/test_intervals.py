@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from bayescv.intervals import combine_intervals, interval_dataset, normal_bounds
+
+
+def one(method, target="err", level=0.9, **extra):
+    ds = interval_dataset(
+        [method], estimate=[1.0], lower=[0.5], upper=[1.5], se=[0.3], level=level, target=target
+    )
+    return ds.assign(**extra)
+
+
+def test_normal_bounds_match_scipy_quantiles():
+    se, lower, upper, flag = normal_bounds([2.0, 2.0], [0.25, 0.25], level=0.9)
+    z = stats.norm.ppf(0.95)  # two-sided 90%: the 0.95 quantile
+    np.testing.assert_allclose(se, 0.5)
+    np.testing.assert_allclose(lower, 2.0 - z * 0.5)
+    np.testing.assert_allclose(upper, 2.0 + z * 0.5)
+    assert flag.tolist() == ["", ""]
+    _, lower_t, _, _ = normal_bounds(2.0, 0.25, level=0.9, dist="t", df=4)
+    assert lower_t == pytest.approx(2.0 - stats.t.ppf(0.95, 4) * 0.5)
+
+
+def test_negative_and_nan_variances_are_flagged_not_clipped():
+    se, lower, upper, flag = normal_bounds([1.0, 1.0, 1.0], [-0.1, np.nan, 0.0])
+    assert np.isnan(se[:2]).all()
+    assert np.isnan(lower[:2]).all()
+    assert np.isnan(upper[:2]).all()
+    assert flag.tolist() == ["negative_variance", "undefined_variance", ""]
+    assert lower[2] == upper[2] == 1.0  # zero variance: a point interval, legitimately
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"level": 1.0}, "level must be a number in"),
+        ({"target": "nonsense"}, "unknown target"),
+        ({"method": ["a", "a"]}, "unique"),
+        ({"estimate": [[1.0]]}, "expected 1 dims"),
+    ],
+)
+def test_interval_dataset_rejects_bad_input(kwargs, match):
+    args = {
+        "method": kwargs.get("method", ["a"]),
+        "estimate": [1.0],
+        "lower": [0.0],
+        "upper": [2.0],
+        "se": [0.5],
+        "level": 0.9,
+        "target": "err",
+    }
+    if "method" in kwargs:
+        args.update({k: [1.0, 1.0] for k in ("estimate", "lower", "upper", "se")})
+    args.update({k: v for k, v in kwargs.items() if k != "method"})
+    method = args.pop("method")
+    with pytest.raises(ValueError, match=match):
+        interval_dataset(method, **args)
+
+
+def test_normal_bounds_rejects_bad_dist():
+    with pytest.raises(ValueError, match="dist must be one of"):
+        normal_bounds(1.0, 1.0, dist="cauchy")
+    with pytest.raises(ValueError, match="needs the degrees of freedom"):
+        normal_bounds(1.0, 1.0, dist="t")
+
+
+def test_combine_keeps_rows_targets_and_variables_without_method_dim():
+    combined = combine_intervals(one("a", extra=3.0), one("b", target="ose", extra=4.0))
+    assert combined["method"].values.tolist() == ["a", "b"]
+    assert combined["target"].values.tolist() == ["err", "ose"]
+    assert combined.attrs["target"] == "err, ose"
+    assert combined["extra"].values.tolist() == [3.0, 4.0]
+    assert combined.attrs["level"] == 0.9
+
+
+def test_combine_refuses_mixed_levels_and_duplicates():
+    with pytest.raises(ValueError, match="different levels"):
+        combine_intervals(one("a"), one("b", level=0.95))
+    with pytest.raises(ValueError, match="unique"):
+        combine_intervals(one("a"), one("a"))
+    with pytest.raises(ValueError, match="at least one"):
+        combine_intervals()
+
+
+def test_selecting_a_method_needs_the_dict_form():
+    ds = combine_intervals(one("a"), one("b"))
+    # `method` is also a keyword of Dataset.sel, so only the dict form indexes
+    assert ds.sel({"method": "b"})["estimate"].ndim == 0
+    assert ds.sel(method="b")["estimate"].ndim == 1
