@@ -1,0 +1,350 @@
+"""Shared plumbing of :mod:`bayescv.shift`: input checks, weight adjustments, result layout."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescv.intervals import interval_dataset, normal_bounds
+from bayescv.losses import validate
+from bayescv.shift.weights import LowEffectiveSampleSizeWarning, effective_sample_size
+
+#: The ways the control variate chooses β (besides a fixed float).
+BETAS = ("optimal", "plugin")
+
+TARGET = "target_risk"
+_SKIP_WEIGHT_ATTRS = ("bayescv_version", "created", "long_name")
+
+
+@dataclass
+class Prepared:
+    """Losses and the weights actually used, as (replicate, n) arrays, with diagnostics."""
+
+    loss: np.ndarray
+    w: np.ndarray
+    dims: tuple[str, ...]
+    coords: dict[str, Any]
+    normalize: bool
+    clipping: str
+    clip_value: np.ndarray
+    n_clipped: np.ndarray
+    mean_weight: np.ndarray
+    ess: np.ndarray
+    min_ess_fraction: float
+    weight_attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.loss.shape[-1]
+
+    @property
+    def ess_fraction(self) -> np.ndarray:
+        return self.ess / self.n
+
+    @property
+    def low_ess(self) -> np.ndarray:
+        return self.ess_fraction < self.min_ess_fraction
+
+    def flags(self) -> list[list[str]]:
+        out = []
+        for r in range(self.loss.shape[0]):
+            row = []
+            if self.n_clipped[r] > 0:
+                row.append("weights_clipped")
+            if self.normalize:
+                row.append("weights_normalized")
+            if self.low_ess[r]:
+                row.append("low_effective_sample_size")
+            out.append(row)
+        return out
+
+
+def prepare(
+    losses: Any,
+    weights: Any,
+    clip: float | None,
+    clip_quantile: float | None,
+    normalize: bool,
+    min_ess_fraction: float,
+    min_points: int,
+) -> Prepared:
+    """Validate losses and weights, look weights up by index, clip and normalise them.
+
+    Raises a ValueError naming the problem: bad options, shapes, non-finite losses,
+    negative, NaN, infinite or all-zero weights, or fewer than `min_points` points.
+    """
+    _check_options(clip, clip_quantile, normalize, min_ess_fraction)
+    weight_attrs = {}
+    if isinstance(weights, xr.DataArray):
+        weight_attrs = {
+            f"weights_{k}": v for k, v in weights.attrs.items() if k not in _SKIP_WEIGHT_ATTRS
+        }
+    if isinstance(losses, xr.Dataset):
+        validate(losses)
+        loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+        w = _weights_at(weights, np.atleast_2d(losses["index"].values))
+        dims: tuple[str, ...] = ("replicate",) if "replicate" in losses.dims else ()
+        coords = {"replicate": losses["replicate"].values} if dims else {}
+    else:
+        raw = np.asarray(losses.values if isinstance(losses, xr.DataArray) else losses, float)
+        if raw.ndim not in (1, 2):
+            raise ValueError(
+                f"losses must be 1-D (n_samples,) or 2-D (n_replicates, n_samples), got {raw.ndim}-D"
+            )
+        if not np.isfinite(raw).all():
+            raise ValueError("losses contain NaN or infinite values")
+        w = np.asarray(weights.values if isinstance(weights, xr.DataArray) else weights, float)
+        if w.ndim not in (1, 2) or w.shape[-1] != raw.shape[-1] or w.ndim > raw.ndim:
+            raise ValueError(
+                f"mismatched lengths: losses have shape {raw.shape} and weights {w.shape}; "
+                "weights need one value per loss (1-D weights are shared by all replicates)"
+            )
+        if w.ndim == 2 and w.shape != raw.shape:
+            raise ValueError(f"mismatched shapes: losses {raw.shape}, weights {w.shape}")
+        dims = ("replicate",) if raw.ndim == 2 else ()
+        coords = {"replicate": np.arange(raw.shape[0])} if dims else {}
+        loss = np.atleast_2d(raw)
+        w = np.broadcast_to(np.atleast_2d(w), loss.shape)
+    n = loss.shape[-1]
+    if n < min_points:
+        raise ValueError(f"need at least {min_points} points, got {n}")
+    _check_weights(w)
+    w, clipping, clip_value, n_clipped = _clip(w, clip, clip_quantile)
+    if (w.sum(axis=-1) == 0).any():
+        raise ValueError("after clipping every weight is zero")
+    mean_weight = w.mean(axis=-1)
+    if normalize:
+        w = w / mean_weight[:, None]
+    return Prepared(
+        loss=loss,
+        w=np.ascontiguousarray(w),
+        dims=dims,
+        coords=coords,
+        normalize=bool(normalize),
+        clipping=clipping,
+        clip_value=clip_value,
+        n_clipped=n_clipped,
+        mean_weight=mean_weight,
+        ess=effective_sample_size(w),
+        min_ess_fraction=float(min_ess_fraction),
+        weight_attrs=weight_attrs,
+    )
+
+
+def _check_options(
+    clip: float | None, clip_quantile: float | None, normalize: bool, min_ess_fraction: float
+) -> None:
+    if clip is not None and clip_quantile is not None:
+        raise ValueError("give clip (a maximum weight) or clip_quantile, not both")
+    if clip is not None and (isinstance(clip, bool) or not (np.isfinite(clip) and clip > 0)):
+        raise ValueError(f"clip must be a positive maximum weight, got {clip!r}")
+    if clip_quantile is not None and not (0 < clip_quantile < 1):
+        raise ValueError(f"clip_quantile must be in (0, 1), got {clip_quantile!r}")
+    if not isinstance(normalize, bool | np.bool_):
+        raise ValueError(f"normalize must be True or False, got {normalize!r}")
+    if not (isinstance(min_ess_fraction, int | float) and 0 <= min_ess_fraction <= 1):
+        raise ValueError(f"min_ess_fraction must be in [0, 1], got {min_ess_fraction!r}")
+
+
+def _check_weights(w: np.ndarray) -> None:
+    if np.isnan(w).any():
+        raise ValueError(f"weights contain {int(np.isnan(w).sum())} NaN value(s)")
+    if np.isinf(w).any():
+        raise ValueError(
+            "weights contain infinite values: the density ratio is unbounded where the source "
+            "density vanishes (no support overlap)"
+        )
+    if (w < 0).any():
+        raise ValueError(
+            f"weights must be non-negative; {int((w < 0).sum())} are negative (min {w.min():g})"
+        )
+    if (w.sum(axis=-1) == 0).any():
+        raise ValueError("weights are all zero: no source point resembles the target")
+
+
+def _weights_at(weights: Any, index: np.ndarray) -> np.ndarray:
+    """Weights of the table's points, looked up by the ``index`` coord."""
+    if isinstance(weights, xr.DataArray) and "index" in weights.coords:
+        if weights.ndim != 1:
+            raise ValueError(f"weights must be 1-D, got dims {weights.dims}")
+        labels = pd.Index(np.asarray(weights["index"].values))
+        if not labels.is_unique:
+            raise ValueError("the weights' index coord has duplicates")
+        pos = labels.get_indexer(index.ravel())
+        if (pos < 0).any():
+            raise ValueError(
+                f"{int((pos < 0).sum())} point(s) of the loss table have no weight "
+                "(their index is not in the weights' index coord)"
+            )
+        return np.asarray(weights.values, dtype=float)[pos].reshape(index.shape)
+    w = np.asarray(weights.values if isinstance(weights, xr.DataArray) else weights, float)
+    if w.ndim != 1:
+        raise ValueError(
+            f"with a loss table, weights must be 1-D (one per row of the data), got shape {w.shape}"
+        )
+    if index.max() >= w.size or index.min() < 0:
+        raise ValueError(
+            f"mismatched lengths: the loss table indexes rows up to {int(index.max())} but there "
+            f"are {w.size} weights (one per row of the original data)"
+        )
+    return w[index]
+
+
+def _clip(
+    w: np.ndarray, clip: float | None, clip_quantile: float | None
+) -> tuple[np.ndarray, str, np.ndarray, np.ndarray]:
+    rows = w.shape[0]
+    if clip is None and clip_quantile is None:
+        return w, "none", np.full(rows, np.inf), np.zeros(rows, dtype=np.int64)
+    if clip is not None:
+        cap, label = np.full(rows, float(clip)), f"max={float(clip):g}"
+    else:
+        cap, label = np.quantile(w, clip_quantile, axis=-1), f"quantile={clip_quantile:g}"
+    n_clipped = (w > cap[:, None]).sum(axis=-1)
+    return np.minimum(w, cap[:, None]), label, cap, n_clipped
+
+
+def check_beta(beta: Any) -> None:
+    """Raise a ValueError unless `beta` is ``"optimal"``, ``"plugin"`` or a finite number."""
+    if isinstance(beta, str):
+        if beta not in BETAS:
+            raise ValueError(f"beta must be one of {BETAS} or a float, got {beta!r}")
+    elif isinstance(beta, bool) or not isinstance(beta, int | float | np.number):
+        raise ValueError(f"beta must be one of {BETAS} or a float, got {beta!r}")
+    elif not np.isfinite(beta):
+        raise ValueError(f"beta must be finite, got {beta}")
+
+
+def warn_low_ess(ess: np.ndarray, n: Any, min_fraction: float, *, where: str = "") -> None:
+    """Warn once when some effective sample size is below ``min_fraction · n``.
+
+    `ess` and `n` are arrays over rows (replicates or held-out sources); `where` names the
+    rows for the message (for example ``"replicates"``).
+    """
+    ess = np.atleast_1d(np.asarray(ess, dtype=float))
+    fraction = ess / np.broadcast_to(np.asarray(n, dtype=float), ess.shape)
+    low = fraction < min_fraction
+    if not low.any():
+        return
+    worst = int(np.argmin(fraction))
+    count = f" in {int(low.sum())} of {low.size} {where}" if where else ""
+    warnings.warn(
+        f"effective sample size of the weights is {ess[worst]:.1f} of "
+        f"{int(np.broadcast_to(n, ess.shape)[worst])} points ({fraction[worst]:.1%}){count}, "
+        f"below min_ess_fraction={min_fraction:g}: the weighted risk rests on a few source "
+        "points and its interval may badly under-cover (the domains overlap little)",
+        LowEffectiveSampleSizeWarning,
+        stacklevel=3,
+    )
+
+
+@dataclass
+class Estimates:
+    """Estimates of several methods over rows (replicates or sources), before labelling.
+
+    Arrays ``estimate``, ``variance``, ``beta`` and ``flags`` (str) have shape
+    (n_rows, n_methods); the diagnostics have shape (n_rows,).
+    """
+
+    methods: list[str]
+    estimate: np.ndarray
+    variance: np.ndarray
+    beta: np.ndarray
+    flags: np.ndarray
+    n_points: np.ndarray
+    ess: np.ndarray
+    mean_weight: np.ndarray
+    n_clipped: np.ndarray
+    clip_value: np.ndarray
+
+    @classmethod
+    def stack(cls, parts: list[Estimates]) -> Estimates:
+        """Concatenate the rows of several results of the same methods."""
+        arrays = {
+            name: np.concatenate([getattr(p, name) for p in parts])
+            for name in (
+                "estimate", "variance", "beta", "flags", "n_points", "ess", "mean_weight",
+                "n_clipped", "clip_value",
+            )
+        }  # fmt: skip
+        return cls(methods=parts[0].methods, **arrays)
+
+
+def settings_attrs(prep: Prepared) -> dict[str, Any]:
+    """Return the weight settings that every result records."""
+    return {
+        "weight_clipping": prep.clipping,
+        "weight_normalization": "self_normalized" if prep.normalize else "none",
+        "min_ess_fraction": prep.min_ess_fraction,
+    }
+
+
+def to_dataset(
+    est: Estimates,
+    *,
+    level: float,
+    dims: tuple[str, ...],
+    coords: dict[str, Any],
+    attrs: dict[str, Any],
+) -> xr.Dataset:
+    """Label `est` as the interval Dataset, diagnostics as variables along ``method``.
+
+    With no `dims` the single row is squeezed out.
+    """
+    se, lower, upper, bound_flag = normal_bounds(est.estimate, est.variance, level=level)
+    flag = np.array(
+        [
+            [",".join(x for x in (f, b) if x) for f, b in zip(frow, brow, strict=True)]
+            for frow, brow in zip(est.flags, bound_flag, strict=True)
+        ],
+        dtype=object,
+    )
+    squeeze = not dims
+
+    def shaped(values: Any) -> np.ndarray:
+        arr = np.asarray(values)
+        if arr.ndim == 1:  # a per-row diagnostic: the same for every method
+            arr = np.repeat(arr[:, None], len(est.methods), axis=1)
+        return arr[0] if squeeze else arr
+
+    ds = interval_dataset(
+        est.methods,
+        estimate=shaped(est.estimate),
+        lower=shaped(lower),
+        upper=shaped(upper),
+        se=shaped(se),
+        flag=shaped(flag),
+        level=level,
+        target=TARGET,
+        dims=dims,
+        coords=coords,
+        attrs={
+            "ess": float(est.ess.min()),
+            "ess_fraction": float((est.ess / est.n_points).min()),
+            **attrs,
+        },
+    )
+    all_dims = (*dims, "method")
+    diagnostics = {
+        "n_points": est.n_points,
+        "ess": est.ess,
+        "ess_fraction": est.ess / est.n_points,
+        "mean_weight": est.mean_weight,
+        "n_clipped": est.n_clipped,
+        "clip_value": est.clip_value,
+        "beta": est.beta,
+    }
+    for name, values in diagnostics.items():
+        ds[name] = (all_dims, shaped(values))
+    ds["n_points"].attrs["long_name"] = "number of weighted source points"
+    ds["ess"].attrs["long_name"] = "effective sample size (Σw)² / Σw² of the weights used"
+    ds["mean_weight"].attrs["long_name"] = "mean weight after clipping, before normalising"
+    ds["n_clipped"].attrs["long_name"] = "number of weights capped by clipping"
+    ds["clip_value"].attrs["long_name"] = "weight cap (inf: no clipping)"
+    ds["beta"].attrs["long_name"] = "control-variate coefficient (full-sample or fixed; NaN: none)"
+    return ds
