@@ -1,0 +1,267 @@
+"""The ``bayescv nested`` subcommand: a nested-CV interval for a model on a CSV file.
+
+``bayescv nested DATA.csv --target y [--source school] [--model ridge] ...`` reads the CSV
+with pandas, uses every other column as a feature (all must be numeric), fits the named
+model (:mod:`bayescv.models`) with :func:`bayescv.nested.nested_cv`, and prints the interval
+with its diagnostics as a table or JSON. Bad input (unreadable file, missing column,
+non-numeric features, missing values, options that do not fit the data) ends with exit
+status 2 and a one-line message on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayescv.loss_functions import LOSSES
+from bayescv.models import MODEL_NAMES, make_model, model_task
+
+__all__ = ["register"]
+
+_PROG = "bayescv nested"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``nested`` subcommand to the ``bayescv`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse subparsers action
+        What :meth:`argparse.ArgumentParser.add_subparsers` returned.
+    """
+    p = subparsers.add_parser(
+        "nested",
+        help="nested-CV interval (Bates, Hastie & Tibshirani) for a model on a CSV file",
+        description=(
+            "Estimate the prediction error of a scikit-learn model fitted on a CSV file, with "
+            "the nested cross-validation interval of Bates, Hastie & Tibshirani. Every column "
+            "other than the target and the source is a feature and must be numeric. With "
+            "--source, folds hold whole sources and the interval is for new sources."
+        ),
+    )
+    p.add_argument("data", type=Path, metavar="DATA.csv", help="CSV file with a header row")
+    p.add_argument("--target", required=True, help="name of the target column")
+    p.add_argument("--source", help="name of the source column (patients, sites, schools)")
+    p.add_argument(
+        "--model",
+        choices=("auto", *MODEL_NAMES),
+        default="auto",
+        help="model (default: logistic for classification, ridge for regression)",
+    )
+    p.add_argument(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        default="auto",
+        help="default: the model's only task, else classification for a non-numeric or "
+        "two-valued target, regression otherwise",
+    )
+    p.add_argument("--folds", type=int, default=10, help="folds K (default: 10)")
+    p.add_argument("--repeats", type=int, default=50, help="nested repetitions (default: 50)")
+    p.add_argument(
+        "--bias-repeats",
+        type=int,
+        default=None,
+        help="extra plain-CV repetitions (default: ⌈repeats/5⌉)",
+    )
+    p.add_argument("--level", type=float, default=0.90, help="nominal coverage (default: 0.90)")
+    p.add_argument(
+        "--loss",
+        choices=sorted(LOSSES),
+        default=None,
+        help="per-point loss (default: zero_one for classification, squared for regression)",
+    )
+    p.add_argument(
+        "--bias-correction",
+        choices=("code", "paper", "none"),
+        default="code",
+        help="bias constant: authors' code 1+((K-2)/K)^1.5 (default), paper 1+(K-2)/K, none",
+    )
+    p.add_argument(
+        "--no-clip",
+        action="store_true",
+        help="do not clip the SE inflation factor to [1, sqrt(K)]",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel repetitions (default: 1)")
+    p.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output (default: table)"
+    )
+    p.add_argument("--out", type=Path, help="also write the full result here (NetCDF)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=_run)
+
+
+class _InputError(ValueError):
+    """Bad input: reported in one line with exit status 2."""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bayescv.nested import nested_cv
+
+    try:
+        X, y, groups, frame_info = _read(args)
+        task = _task(args, y)
+        name = args.model if args.model != "auto" else (
+            "logistic" if task == "classification" else "ridge"
+        )  # fmt: skip
+        model = make_model(name, task=task, random_state=args.seed)
+        result = nested_cv(
+            model, X, y, groups=groups, n_folds=args.folds, n_repeats=args.repeats,
+            n_bias_repeats=args.bias_repeats, loss=args.loss, level=args.level,
+            bias_correction=None if args.bias_correction == "none" else args.bias_correction,
+            inflation_bounds=None if args.no_clip else "code", random_state=args.seed,
+            n_jobs=args.n_jobs, progress=not args.no_progress,
+        )  # fmt: skip
+    except (_InputError, ValueError) as exc:
+        message = " ".join(str(exc).split())
+        print(f"{_PROG}: error: {message}", file=sys.stderr)
+        return 2
+    summary = _summary(result, {**frame_info, "model": name, "task": task})
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        print(_table(summary))
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        result.to_netcdf(args.out, engine="h5netcdf")
+        if args.format == "table":
+            print(f"wrote {args.out}")
+    return 0
+
+
+def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[str, Any]]:
+    try:
+        frame = pd.read_csv(args.data)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise _InputError(f"cannot read {args.data}: {exc}") from None
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    for role, col in (("target", args.target), ("source", args.source)):
+        if col is not None and col not in columns:
+            raise _InputError(
+                f"{role} column {col!r} is not in {args.data} (columns: {', '.join(columns)})"
+            )
+    if args.source is not None and args.source == args.target:
+        raise _InputError("the target and the source must be different columns")
+    features = [c for c in columns if c not in (args.target, args.source)]
+    if not features:
+        raise _InputError(f"{args.data} has no feature columns besides the target and source")
+    bad = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise _InputError(
+            f"non-numeric feature column(s): {', '.join(bad)}; encode them as numbers first"
+        )
+    used = [*features, args.target] + ([args.source] if args.source else [])
+    missing = [c for c in used if frame[c].isna().any()]
+    if missing:
+        raise _InputError(f"missing values in column(s): {', '.join(missing)}")
+    X = frame[features].to_numpy(dtype=float)
+    y = frame[args.target].to_numpy()
+    groups = None if args.source is None else frame[args.source].to_numpy()
+    info = {
+        "data": str(args.data),
+        "n_rows": len(frame),
+        "n_features": len(features),
+        "target_column": args.target,
+        "source_column": args.source,
+    }
+    return X, y, groups, info
+
+
+def _task(args: argparse.Namespace, y: np.ndarray) -> str:
+    implied = None if args.model == "auto" else model_task(args.model)
+    numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
+    if args.task != "auto":
+        task = args.task
+    elif implied is not None:
+        task = implied
+    else:
+        task = "classification" if not numeric or np.unique(y).size <= 2 else "regression"
+    if task == "regression" and not numeric:
+        raise _InputError(f"target {args.target!r} is not numeric: regression is impossible")
+    if task == "classification" and numeric and not np.all(np.mod(y, 1) == 0):
+        raise _InputError(
+            f"target {args.target!r} has non-integer values, not class labels: use --task "
+            "regression with a regression model"
+        )
+    return task
+
+
+def _float(value: Any) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _summary(result: Any, info: dict[str, Any]) -> dict[str, Any]:
+    a = result.attrs
+    bounds = a["inflation_bounds"]
+    return {
+        **info,
+        "estimator": " ".join(a["estimator"].split()),
+        "loss": a["loss_name"],
+        "level": a["level"],
+        "target": a["target"],
+        "target_detail": a["target_detail"],
+        "estimate": _float(result["estimate"].item()),
+        "lower": _float(result["lower"].item()),
+        "upper": _float(result["upper"].item()),
+        "se": _float(result["se"].item()),
+        "flag": result["flag"].item(),
+        "err_ncv": _float(result["err_ncv"]),
+        "err_cv": _float(result["err_cv"]),
+        "bias": _float(result["bias"]),
+        "bias_correction": a["bias_correction"],
+        "bias_constant": a["bias_constant"],
+        "mse": _float(result["mse"]),
+        "naive_se": _float(result["naive_se"]),
+        "inflation": _float(result["inflation"]),
+        "inflation_raw": _float(result["inflation_raw"]),
+        "inflation_bounds": None if isinstance(bounds, str) else [float(b) for b in bounds],
+        "inflation_running": [_float(v) for v in result["inflation_running"].values],
+        "n_folds": int(a["n_folds"]),
+        "n_repeats": int(a["n_repeats"]),
+        "n_bias_repeats": int(a["n_bias_repeats"]),
+        "n_sources": int(a["n_sources"]),
+        "n_fits": int(a["n_fits"]),
+        "wall_time_s": float(a["wall_time_s"]),
+        "seed": int(a["seed"]),
+    }
+
+
+def _table(s: dict[str, Any]) -> str:
+    def num(v: float | None) -> str:
+        return "nan" if v is None else f"{v:.4g}"
+
+    running = [v for v in s["inflation_running"] if v is not None]
+    tail = running[-max(1, len(running) // 2) :]
+    bounds = s["inflation_bounds"]
+    clip = "not clipped" if bounds is None else f"clipped to [{bounds[0]:g}, {bounds[1]:.3g}]"
+    sources = f", {s['n_sources']} sources ({s['source_column']!r})" if s["n_sources"] else ""
+    rate = s["n_fits"] / s["wall_time_s"] if s["wall_time_s"] > 0 else float("nan")
+    lines = [
+        f"Nested CV (Bates, Hastie & Tibshirani): {s['level']:.0%} interval for {s['target']}",
+        f"  data       {s['data']}: {s['n_rows']} rows, {s['n_features']} features, "
+        f"target {s['target_column']!r} ({s['task']}){sources}",
+        f"  model      {s['model']}: {s['estimator']}",
+        f"  loss       {s['loss']}",
+        f"  estimate   {num(s['estimate'])}   [{num(s['lower'])}, {num(s['upper'])}]   "
+        f"se {num(s['se'])}" + (f"   flag: {s['flag']}" if s["flag"] else ""),
+        f"  CV error   plain {num(s['err_cv'])}, nested {num(s['err_ncv'])}, "
+        f"bias {num(s['bias'])} ({s['bias_correction']}, c = {s['bias_constant']:.4g})",
+        f"  inflation  {num(s['inflation'])} x naive SE {num(s['naive_se'])} "
+        f"(raw {num(s['inflation_raw'])}, {clip}); "
+        f"running over the last {len(tail)} repetitions: "
+        + (f"{min(tail):.3g} to {max(tail):.3g}" if tail else "n/a"),
+        f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s): "
+        f"{s['n_folds']} folds, nested repetitions {s['n_repeats']}, "
+        f"extra plain-CV repetitions {s['n_bias_repeats']}; seed {s['seed']}",
+        f"  target     {s['target_detail']}",
+    ]
+    return "\n".join(lines)
