@@ -26,7 +26,12 @@ from bayescv._provenance import package_version
 __all__ = ["build_parser", "main"]
 
 # Private modules that each add one subcommand through ``register(subparsers)``.
-_SUBCOMMAND_MODULES: tuple[str, ...] = ("bayescv._cli_variance",)
+_SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "bayescv._cli_variance",
+    "bayescv._cli_bayes",
+    "bayescv._cli_nested",
+    "bayescv._cli_study",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +125,18 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _write_outputs(args.out, cvs, cvr, to_netcdf)
+
+    from bayescv.compare import demo_study
+
+    print(
+        "\n"
+        + demo_study(
+            random_state=args.seed,
+            n_jobs=args.n_jobs,
+            progress=not args.no_progress,
+            out=args.out,
+        )
+    )
     return 0
 
 

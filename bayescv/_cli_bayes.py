@@ -1,0 +1,195 @@
+"""``bayescv bayes LOSSES.csv``: fit the hierarchical model to a loss table from a CSV file.
+
+The CSV is long-format, one row per test point, with a loss column and a block column (and
+optionally a source column). The command prints the posterior summary (ArviZ), the
+convergence diagnostics and the posterior intervals of ``expected_cv`` and ``ose``; with
+``--plot DIR`` it also writes the predictive-check and posterior figures there. Bad input
+gives a one-line error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_SUMMARY_VARS = ["expected_cv", "ose", "theta", "mu0", "mu", "tau", "rho"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``bayes`` subcommand to the ``bayescv`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The subparsers of the main parser.
+    """
+    p = subparsers.add_parser(
+        "bayes",
+        help="fit the hierarchical Bayesian model to a loss table (CSV)",
+        description=(
+            "Fit the collapsed hierarchical model of CV errors (bayescv.bayes) to a long-format "
+            "loss table and print the posterior summary and the intervals for the mean error "
+            "of the sources at hand (expected_cv) and on a new source (ose)."
+        ),
+    )
+    p.add_argument("losses", type=Path, help="CSV file, one row per test point")
+    p.add_argument("--loss-col", default="loss", help="loss column (default: loss)")
+    p.add_argument("--block-col", default="block", help="block (fold/source) column")
+    p.add_argument("--source-col", default=None, help="source column (default: none)")
+    p.add_argument(
+        "--scheme",
+        choices=["source", "random"],
+        default=None,
+        help=(
+            "CVS model (hierarchy over sources) or CVR model (exchangeable folds); default "
+            "'source' when --source-col gives one source per block, else 'random'"
+        ),
+    )
+    p.add_argument("--draws", type=int, default=1000, help="draws per chain (default: 1000)")
+    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain")
+    p.add_argument("--chains", type=int, default=4, help="chains (default: 4)")
+    p.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
+    p.add_argument("--interval", choices=["eti", "hdi"], default="eti", help="interval kind")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write figures here")
+    p.add_argument("--format", choices=["table", "json"], default="table", dest="fmt")
+    p.set_defaults(func=_run)
+
+
+def _fail(message: str) -> int:
+    print(f"bayescv bayes: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from bayescv.losses import from_frame
+
+    if not 0 < args.level < 1:
+        return _fail(f"--level must be in (0, 1), got {args.level}")
+    for name in ("draws", "tune", "chains"):
+        if getattr(args, name) < 1:
+            return _fail(f"--{name} must be a positive integer")
+    try:
+        frame = pd.read_csv(args.losses)
+        table = from_frame(
+            frame,
+            loss=args.loss_col,
+            block=args.block_col,
+            source=args.source_col,
+            scheme=args.scheme,
+        )
+    except (OSError, ValueError, TypeError, pd.errors.ParserError) as err:
+        return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
+
+    from bayescv.bayes import SamplingWarning, fit, posterior_intervals
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SamplingWarning)
+            idata = fit(
+                table,
+                scheme=args.scheme,
+                draws=args.draws,
+                tune=args.tune,
+                chains=args.chains,
+                sampler=args.sampler,
+                random_state=args.seed,
+            )
+    except (ValueError, ImportError) as err:
+        return _fail(str(err).splitlines()[0])
+    for w in caught:
+        if issubclass(w.category, SamplingWarning):
+            print(f"warning: {w.message}", file=sys.stderr)
+        else:  # pragma: no cover - re-emit anything else unchanged
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    intervals = posterior_intervals(idata, args.level, kind=args.interval)
+    diag = dict(idata.sample_stats.attrs)
+    summary = _summary(idata)
+    if args.fmt == "json":
+        print(json.dumps(_as_json(table, summary, intervals, diag), indent=2))
+    else:
+        _print_table(table, summary, intervals, diag)
+    if args.plot is not None:
+        _plots(idata, args.plot)
+    return 0
+
+
+def _summary(idata):
+    import arviz as az
+
+    names = [v for v in _SUMMARY_VARS if v in idata.posterior.data_vars]
+    return az.summary(idata, var_names=names, kind="all", round_to="none")
+
+
+def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
+    keys = ("rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "problems", "sampler")
+    return {
+        "n_points": int(table.sizes["obs"]),
+        "scheme": table.attrs["scheme"],
+        "diagnostics": {k: diag[k] for k in keys},
+        "intervals": {
+            str(intervals["method"].values[i]): {
+                "target": str(intervals["target"].values[i]),
+                **{v: float(intervals[v].values[i]) for v in ("estimate", "lower", "upper", "se")},
+                "flag": str(intervals["flag"].values[i]),
+            }
+            for i in range(intervals.sizes["method"])
+        },
+        "level": intervals.attrs["level"],
+        "dist": intervals.attrs["dist"],
+        "summary": {
+            str(i): {c: float(v) for c, v in row.items()} for i, row in summary.iterrows()
+        },
+    }
+
+
+def _print_table(table, summary, intervals, diag) -> None:
+    import pandas as pd
+
+    print(
+        f"{table.sizes['obs']} losses, scheme {table.attrs['scheme']!r}; sampler {diag['sampler']}, "
+        f"{diag['sampling_seconds']:.1f} s sampling"
+    )
+    status = diag["problems"] or "ok"
+    print(
+        f"diagnostics: r-hat max {diag['rhat_max']:.3f}, ESS bulk min {diag['ess_bulk_min']:.0f}, "
+        f"tail min {diag['ess_tail_min']:.0f}, divergences {diag['divergences']} ({status})\n"
+    )
+    cols = ["mean", "sd", "hdi_3%", "hdi_97%", "ess_bulk", "ess_tail", "r_hat"]
+    with pd.option_context("display.width", 120, "display.max_rows", 200):
+        print(
+            summary[[c for c in cols if c in summary.columns]].to_string(
+                float_format="{:.4g}".format
+            )
+        )
+    frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
+    print(
+        f"\n{intervals.attrs['level']:.0%} intervals ({intervals.attrs['dist']}; "
+        "expected_cv: the sources at hand; ose: a new source)"
+    )
+    print(frame.to_string(float_format="{:.5g}".format))
+
+
+def _plots(idata, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayescv.bayes.checks import plot_ppc, plot_targets
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, draw in (("ppc.png", plot_ppc), ("posterior.png", plot_targets)):
+        axes = draw(idata)
+        axes[0].figure.savefig(out / name, dpi=110)
+        plt.close(axes[0].figure)
+    print(f"\nwrote {out / 'ppc.png'} and {out / 'posterior.png'}")

@@ -1,0 +1,152 @@
+"""``bayescv study``: run a coverage study, or summarise a stored one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add the ``study`` subcommand to the ``bayescv`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``bayescv`` command.
+    """
+    parser = sub.add_parser(
+        "study",
+        help="coverage study of the interval methods on a scenario with known truth",
+        description=(
+            "Draw replicates of a scenario with known truth, run every selected interval "
+            "method on each, and print coverage (with Monte Carlo errors), miscoverage high "
+            "and low, widths and the bias of the variance estimates. With --out the study is "
+            "written as it runs and resumes from what is there. --summary PATH prints the "
+            "summary of a stored study."
+        ),
+    )
+    parser.add_argument("--scenario", default="bates-logistic", help="scenario name")
+    parser.add_argument("--replicates", type=int, default=100, help="replicates (100)")
+    parser.add_argument("--methods", default="all", help="'all', 'closed_form' or names a,b,c")
+    parser.add_argument("--learner", help="learner name (default: the scenario's)")
+    parser.add_argument("--design", choices=("sources_fixed", "sources_redrawn"))
+    parser.add_argument("--cv", choices=("source", "random"), help="multi-source CV scheme")
+    parser.add_argument("--level", type=float, default=0.90, help="nominal coverage (0.90)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    parser.add_argument("--n-jobs", type=int, default=None, help="parallel workers (joblib)")
+    parser.add_argument("--backend", choices=("joblib", "dask"), default="joblib")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METHOD.KEY=VALUE",
+        help="method option, e.g. nested_cv.n_repeats=20 (repeatable)",
+    )
+    parser.add_argument("--out", type=Path, help="store (.nc or .zarr): written as it runs")
+    parser.add_argument("--summary", type=Path, metavar="PATH", help="summarise a stored study")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--list", action="store_true", help="list scenarios, learners, methods")
+    parser.set_defaults(func=_run)
+
+
+def _fail(message: str) -> int:
+    print(f"bayescv study: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _options(items: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        method, dot, name = key.partition(".")
+        if not (sep and dot and method and name):
+            raise ValueError(f"--option must look like METHOD.KEY=VALUE, got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(method, {})[name] = value
+    return out
+
+
+def _listing() -> str:
+    from bayescv.compare import available_methods, get_method, unavailable_methods
+    from bayescv.compare.catalog import LEARNERS, SCENARIOS
+
+    lines = ["scenarios: " + ", ".join(SCENARIOS), "learners: " + ", ".join(LEARNERS), "methods:"]
+    for name in available_methods():
+        m = get_method(name)
+        lines.append(f"  {name:18s} {m.cost:9s} {m.description}")
+    for name, reason in unavailable_methods().items():
+        lines.append(f"  {name:18s} (unavailable: {reason})")
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bayescv.compare import load_study, resolve_methods, run_study, summarize, summary_table
+    from bayescv.compare.catalog import make_learner, make_scenario
+
+    if args.list:
+        print(_listing())
+        return 0
+    if args.summary is not None:
+        if not args.summary.exists():
+            return _fail(f"{args.summary}: no such file")
+        try:
+            table = summary_table(summarize(load_study(args.summary)))
+        except (ValueError, OSError, KeyError) as error:
+            return _fail(f"{args.summary}: {str(error).splitlines()[0]}")
+        print(table)
+        return 0
+    try:
+        if args.replicates < 1:
+            raise ValueError(f"--replicates must be positive, got {args.replicates}")
+        scenario = make_scenario(args.scenario, design=args.design, cv=args.cv)
+        learner = None if args.learner is None else make_learner(args.learner, scenario.task)
+        names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
+        resolve_methods(names)
+        options = _options(args.option)
+    except (ValueError, ImportError) as error:
+        return _fail(str(error).splitlines()[0])
+    kwargs = {
+        "level": args.level, "random_state": args.seed, "n_jobs": args.n_jobs,
+        "backend": args.backend, "store": args.out, "progress": not args.no_progress,
+        "method_options": options, "on_error": "record",
+    }  # fmt: skip
+    try:
+        if args.backend == "dask":
+            study = _with_dask(
+                args, lambda: run_study(scenario, learner, names, args.replicates, **kwargs)
+            )
+        else:
+            study = run_study(scenario, learner, names, args.replicates, **kwargs)
+    except ValueError as error:
+        return _fail(str(error).splitlines()[0])
+    print(summary_table(summarize(study)))
+    errors = int((study["flag"].str.startswith("error")).sum())
+    if errors:
+        print(f"\n{errors} method run(s) failed; see the 'flag' variable of the study")
+    if args.out is not None:
+        print(f"\nwrote {args.out} ({study.attrs['wall_time_s']:.1f} s)")
+    return 0
+
+
+def _with_dask(args: argparse.Namespace, run: Any) -> Any:
+    from distributed import Client, LocalCluster
+
+    if args.scheduler:
+        with Client(args.scheduler):
+            return run()
+    with (
+        LocalCluster(
+            n_workers=args.n_jobs or 1, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        Client(cluster),
+    ):
+        return run()

@@ -1,0 +1,37 @@
+"""Hierarchical Bayesian model of CV errors over sources (PyMC).
+
+The model sees per block only the sufficient statistics (n_k, ē_k, W_k), so a fit costs the
+same for any number of losses, and one compiled model serves every loss table with the same
+number of blocks. :func:`fit` returns an ArviZ ``InferenceData``; :func:`posterior_intervals`
+turns it into the package's interval Dataset (targets ``expected_cv`` and ``ose``);
+:func:`predictive_check` and :func:`plot_ppc` check the fit; :func:`compare_learners` compares
+two learners on paired losses. See ``docs/bayes.md`` for the model, its priors and
+parameterisation, and what one CV run can and cannot identify.
+
+Importing this subpackage does not import PyMC; fitting does.
+"""
+
+from bayescv.bayes.checks import plot_ppc, plot_targets, predictive_check
+from bayescv.bayes.compare import compare_learners, paired_differences
+from bayescv.bayes.fit import SAMPLERS, SamplingWarning, diagnose, fit, posterior_intervals
+from bayescv.bayes.model import CompiledModel, clear_model_cache, get_model
+from bayescv.bayes.priors import Priors
+from bayescv.bayes.simulate import simulate_losses
+
+__all__ = [
+    "SAMPLERS",
+    "CompiledModel",
+    "Priors",
+    "SamplingWarning",
+    "clear_model_cache",
+    "compare_learners",
+    "diagnose",
+    "fit",
+    "get_model",
+    "paired_differences",
+    "plot_ppc",
+    "plot_targets",
+    "posterior_intervals",
+    "predictive_check",
+    "simulate_losses",
+]

@@ -1,0 +1,176 @@
+"""The NUTS samplers behind :func:`bayescv.bayes.fit`, each reusing a compiled model.
+
+Each returns the draws of the sampled coordinates, as numpy arrays of shape
+(chain, draw, ...), and the sampler statistics as an xarray Dataset; ``fit`` maps the draws to
+parameters with numpy (:func:`bayescv.bayes.model.natural_params`), the same way for all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayescv._provenance import child_seeds
+from bayescv.bayes.model import CompiledModel, _import_pymc
+
+__all__ = ["SAMPLE"]
+
+
+def _initvals(compiled: CompiledModel, chains: int, rng: np.random.Generator) -> list[dict]:
+    """Jittered starting points around the data-centred origin of the parameterisation."""
+    per = compiled.n_blocks if compiled.scheme == "source" else None
+    loc = "mu0_z" if compiled.scheme == "source" else "mu_z"
+    out = []
+    for _ in range(chains):
+        point = {
+            loc: rng.uniform(-1, 1),
+            "nu_z": rng.uniform(-1, 1, per),
+            "gamma_sd_z": rng.uniform(-1, 1, per),
+            "rho_b": rng.uniform(0.3, 0.7),
+        }
+        if compiled.scheme == "source":
+            point["tau_z"] = rng.uniform(-1, 1)
+        out.append(point)
+    return out
+
+
+#: Sampler statistics kept from PyMC's NUTS, under ArviZ's names.
+_PYMC_STATS = {
+    "diverging": "diverging",
+    "tree_size": "n_steps",
+    "depth": "tree_depth",
+    "step_size": "step_size",
+    "energy": "energy",
+    "model_logp": "lp",
+    "mean_tree_accept": "acceptance_rate",
+    "reached_max_treedepth": "reached_max_treedepth",
+}
+
+
+def _sample_pymc(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+    """Run PyMC's NUTS step method, compiled once per model, chain after chain.
+
+    The step's ``astep`` is driven directly: ``pymc.sample`` would compile a trace function
+    for every chain of every fit (about a second each) and log on every call.
+    """
+    if cores not in (None, 1):
+        raise ValueError(
+            "sampler='pymc' runs its chains one after another (cores=1), reusing the compiled "
+            "step; for parallel chains use sampler='nutpie', or run fits in parallel"
+        )
+    _import_pymc()
+    from pymc.blocking import DictToArrayBijection
+    from pymc.step_methods.hmc.base_hmc import DualAverageAdaptation
+
+    step = compiled.nuts_step()
+    # A fresh step-size adaptation from the initial step size (PyMC's defaults gamma = 0.05,
+    # k = 0.75, t0 = 10); reset_tuning() below also restarts the mass-matrix adaptation.
+    step.target_accept = target_accept
+    step.step_adapt = DualAverageAdaptation(
+        compiled.initial_step_size, target_accept, 0.05, 0.75, 10
+    )
+    init_seed, *chain_seeds = child_seeds(seed, chains + 1)
+    starts = _initvals(compiled, chains, np.random.default_rng(init_seed))
+    names = [v.name for v in step.vars]
+    samples = []
+    stats = {name: np.empty((chains, draws)) for name in _PYMC_STATS.values()}
+    iterator = range(chains)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, desc="chains")
+    for c in iterator:
+        start = dict(starts[c])
+        b = start.pop("rho_b")
+        start["rho_b_logodds__"] = np.log(b) - np.log1p(-b)
+        q = DictToArrayBijection.map({name: np.asarray(start[name], float) for name in names})
+        step.set_rng(np.random.default_rng(chain_seeds[c]))
+        step.tune = True
+        step.reset_tuning()
+        step.iter_count = 0
+        chain = np.empty((draws, q.data.size))
+        for i in range(tune + draws):
+            if i == tune:
+                step.stop_tuning()
+            q, step_stats = step.astep(q)
+            if i >= tune:
+                chain[i - tune] = q.data
+                for key, name in _PYMC_STATS.items():
+                    stats[name][c, i - tune] = step_stats[0][key]
+        samples.append(chain)
+    flat = np.stack(samples)  # (chain, draw, n)
+    values, offset = {}, 0
+    for name, shape, size, _ in q.point_map_info:
+        values[name] = flat[..., offset : offset + size].reshape((chains, draws, *shape))
+        offset += size
+    logodds = values.pop("rho_b_logodds__")
+    values["rho_b"] = 1.0 / (1.0 + np.exp(-logodds))
+    sample_stats = xr.Dataset(
+        {name: (("chain", "draw"), value) for name, value in stats.items()},
+        coords={"chain": np.arange(chains), "draw": np.arange(draws)},
+    )
+    for name, dtype in (("diverging", bool), ("reached_max_treedepth", bool)):
+        sample_stats[name] = sample_stats[name].astype(dtype)
+    for name in ("n_steps", "tree_depth"):
+        sample_stats[name] = sample_stats[name].astype(np.int64)
+    return values, sample_stats
+
+
+def _from_idata(idata, scheme: str) -> tuple[dict, xr.Dataset]:
+    """Return the sampled coordinates and sampler statistics of an external sampler."""
+    post = idata.posterior
+    names = ["mu0_z" if scheme == "source" else "mu_z", "nu_z", "gamma_sd_z"]
+    names += ["tau_z"] if scheme == "source" else []
+    values = {name: np.asarray(post[name].values, dtype=float) for name in names}
+    values["rho_b"] = np.asarray(post["rho_b"].values, dtype=float)
+    return values, idata.sample_stats
+
+
+def _sample_nutpie(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+    try:
+        import nutpie
+    except ImportError as err:
+        raise ImportError(
+            "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes-fast]'"
+        ) from err
+    kwargs = {} if cores is None else {"cores": cores}
+    idata = nutpie.sample(
+        compiled.nutpie_model(),
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        seed=seed,
+        target_accept=target_accept,
+        progress_bar=progress,
+        save_warmup=False,
+        **kwargs,
+    )
+    return _from_idata(idata, compiled.scheme)
+
+
+def _sample_numpyro(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+    try:
+        import numpyro  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            "sampler='numpyro' needs numpyro and jax: pip install 'bayescv[bayes-fast]'"
+        ) from err
+    pm = _import_pymc()
+    init_seed = child_seeds(seed, 1)[0]
+    with compiled.model:
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            nuts_sampler="numpyro",
+            target_accept=target_accept,
+            random_seed=seed,
+            initvals=_initvals(compiled, chains, np.random.default_rng(init_seed)),
+            progressbar=progress,
+            compute_convergence_checks=False,
+            nuts_sampler_kwargs={"chain_method": "vectorized"},
+        )
+    return _from_idata(idata, compiled.scheme)
+
+
+SAMPLE = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}

@@ -1,0 +1,136 @@
+"""Compare two learners with the hierarchical model on paired loss differences.
+
+With both learners evaluated on the same points and folds, the per-point differences
+d_ki = e^A_ki − e^B_ki form a loss table of their own, and the same collapsed model gives the
+posterior of the mean difference per source (partially pooled), over the sources at hand
+(``expected_cv``), and on a new source (``ose``, predictive). A region of practical
+equivalence (ROPE, Kruschke 2018, doi:10.1177/2515245918771304) of half-width ``rope``
+splits each posterior into "A better" (d < −rope: A has the lower loss), "equivalent"
+(|d| ≤ rope) and "A worse" (d > rope).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayescv.bayes.fit import fit
+from bayescv.losses import from_arrays, validate
+
+__all__ = ["compare_learners", "paired_differences"]
+
+
+def paired_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
+    """Per-point loss differences A − B of two learners evaluated on the same folds.
+
+    Parameters
+    ----------
+    losses_a, losses_b : xarray.Dataset
+        Loss tables with the same points (``index``), blocks and replicates, for example
+        from :func:`bayescv.cross_val_losses` with the same ``cv`` and ``random_state``.
+
+    Returns
+    -------
+    xarray.Dataset
+        A loss table of the differences (``loss_name`` ``"difference"``).
+
+    Raises
+    ------
+    ValueError
+        When the tables do not pair point by point.
+    """
+    validate(losses_a)
+    validate(losses_b)
+    if losses_a["loss"].shape != losses_b["loss"].shape:
+        raise ValueError(
+            f"the tables differ in shape: {losses_a['loss'].shape} vs {losses_b['loss'].shape}"
+        )
+    for name in ("block", "index"):
+        if not np.array_equal(losses_a[name].values, losses_b[name].values):
+            raise ValueError(
+                f"the tables do not pair point by point: their '{name}' coordinates differ "
+                "(run both learners with the same folds and random_state)"
+            )
+    kind = losses_a.attrs.get("replicate_kind") if "replicate" in losses_a.dims else None
+    return from_arrays(
+        losses_a["loss"].values - losses_b["loss"].values,
+        losses_a["block"].values,
+        source=losses_a["source"].values if "source" in losses_a.coords else None,
+        index=losses_a["index"].values,
+        scheme=losses_a.attrs["scheme"],
+        replicate_kind=kind,
+        loss_name="difference",
+    )
+
+
+def compare_learners(
+    losses_a: xr.Dataset,
+    losses_b: xr.Dataset,
+    *,
+    rope: float,
+    level: float = 0.95,
+    **fit_kwargs: Any,
+) -> tuple[Any, xr.Dataset]:
+    """Posterior probabilities that learner A is better than, equivalent to or worse than B.
+
+    Parameters
+    ----------
+    losses_a, losses_b : xarray.Dataset
+        Paired loss tables (see :func:`paired_differences`).
+    rope : float
+        Half-width of the region of practical equivalence, in loss units (≥ 0).
+    level : float, default 0.95
+        Coverage of the equal-tailed intervals reported.
+    **fit_kwargs
+        Passed to :func:`bayescv.bayes.fit` (``draws``, ``random_state``, ``bootstrap`` with
+        a difference table of bootstrap replicates, ...).
+
+    Returns
+    -------
+    idata : arviz.InferenceData
+        The fit on the differences.
+    summary : xarray.Dataset
+        Dim ``target``: each source (partially pooled mean difference), ``"sources"`` (the
+        mean over the sources at hand, ``expected_cv``) and, for CVS, ``"new_source"``
+        (``ose``); variables ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``,
+        ``lower`` and ``upper``. ``p_better`` is P(d < −rope), A having the lower loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays
+    >>> from bayescv.bayes import compare_learners
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(4), 50)
+    >>> a = from_arrays(rng.normal(1.0, 0.2, 200), block, scheme="source")
+    >>> b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 200)})
+    >>> _, s = compare_learners(a, b, rope=0.05, draws=500, tune=500, random_state=0)
+    >>> float(s["p_better"].sel(target="sources")) > 0.99
+    True
+    """
+    if not (np.isfinite(rope) and rope >= 0):
+        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
+    diff = paired_differences(losses_a, losses_b)
+    idata = fit(diff, **fit_kwargs)
+    post = idata.posterior
+    draws = {str(b): post["mu_pooled"].sel(block=b).values.ravel() for b in post["block"].values}
+    draws["sources"] = post["expected_cv"].values.ravel()
+    if "ose" in post:
+        draws["new_source"] = post["ose"].values.ravel()
+    q = [(1 - level) / 2, (1 + level) / 2]
+    table = {
+        "p_better": [float((d < -rope).mean()) for d in draws.values()],
+        "p_equivalent": [float((np.abs(d) <= rope).mean()) for d in draws.values()],
+        "p_worse": [float((d > rope).mean()) for d in draws.values()],
+        "mean": [float(d.mean()) for d in draws.values()],
+        "lower": [float(np.quantile(d, q[0])) for d in draws.values()],
+        "upper": [float(np.quantile(d, q[1])) for d in draws.values()],
+    }
+    summary = xr.Dataset(
+        {name: ("target", values) for name, values in table.items()},
+        coords={"target": list(draws)},
+        attrs={"rope": float(rope), "level": float(level), "difference": "A − B"},
+    )
+    return idata, summary

@@ -1,0 +1,431 @@
+"""Fit the collapsed model, check the sampler, and turn the posterior into intervals.
+
+:func:`fit` samples with PyMC's NUTS (default), nutpie or numpyro, then adds with numpy the
+quantities that need no gradient: θ_CVS (eq. 7 of Geras & Sutton 2013, for unequal block
+sizes the variance w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means,
+``expected_cv`` and the new-source error ``ose``; the log-likelihood, prior, prior-predictive
+and posterior-predictive groups are filled the same way, so a later fit never recompiles.
+Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, stored in
+``idata.sample_stats.attrs`` and reported with a :class:`SamplingWarning` when it fails.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.bayes._samplers import SAMPLE
+from bayescv.bayes._stats import BlockStats, collapse, loglik_numpy, sigma_matrix
+from bayescv.bayes.model import CompiledModel, get_model, model_data, natural_params
+from bayescv.bayes.priors import Priors
+from bayescv.intervals import check_level, interval_dataset
+
+__all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
+
+SAMPLERS = ("pymc", "nutpie", "numpyro")
+
+#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets.
+_CHECKED = ("mu0", "mu", "tau", "nu", "gamma_sd", "rho", "theta", "expected_cv", "ose")
+
+
+class SamplingWarning(UserWarning):
+    """The sampler's diagnostics failed: r̂ too high, ESS too low or divergent transitions."""
+
+
+def fit(
+    losses: xr.Dataset,
+    *,
+    bootstrap: xr.Dataset | None = None,
+    priors: Priors | None = None,
+    scheme: str | None = None,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    sampler: str = "pymc",
+    random_state: int | np.random.Generator | None = None,
+    target_accept: float = 0.8,
+    cores: int | None = None,
+    prior_draws: int = 500,
+    rhat_max: float = 1.01,
+    ess_min: float = 400.0,
+    model: CompiledModel | None = None,
+    progress: bool = False,
+) -> Any:
+    """Fit the hierarchical model of CV errors to a loss table.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        The observed loss table (:mod:`bayescv.losses`); with a ``replicate`` dim of kind
+        ``"independent"`` (realisations sharing every parameter) or ``"repeat"`` (repeated
+        CV of the same data: each run's likelihood counts 1/R).
+    bootstrap : xarray.Dataset, optional
+        Bootstrap replicates of the same data (:func:`bayescv.bootstrap_cv_losses`). They
+        inform only the sampling covariance Σ = Γ + diag(ν_k/n_k) of the block means, through
+        their centred scatter; never the error means.
+    priors : Priors, optional
+        Prior settings; default ``Priors()``.
+    scheme : {"source", "random"}, optional
+        CVS model (hierarchy over sources) or CVR model (exchangeable folds: one ν, ω, γ);
+        default from the table's ``scheme``.
+    draws, tune, chains : int
+        Posterior draws and tuning steps per chain, and the number of chains.
+    sampler : {"pymc", "nutpie", "numpyro"}, default "pymc"
+        NUTS implementation. nutpie and numpyro are optional (extra ``bayes-fast``).
+    random_state : None, int or numpy.random.Generator
+        Seeds the sampler (one child seed per chain) and every numpy draw.
+    target_accept : float, default 0.8
+        Target acceptance rate of NUTS' step-size adaptation.
+    cores : int, optional
+        Chains run in parallel, nutpie only (default min(chains, CPUs)); PyMC's NUTS runs
+        its chains one after another in this process, reusing the compiled step (worker
+        processes would re-import and re-link it on every fit), so it accepts only 1. Draws
+        do not depend on it.
+    prior_draws : int, default 500
+        Draws of the prior and prior-predictive groups.
+    rhat_max, ess_min : float
+        Convergence thresholds (r̂ ≤ 1.01 and bulk and tail ESS ≥ 400 by default, after
+        Vehtari et al. 2021, doi:10.1214/20-BA1221); also zero divergences.
+    model : CompiledModel, optional
+        A compiled model to reuse; by default the per-thread cache of
+        :func:`bayescv.bayes.model.get_model` (compiled once per scheme and K).
+    progress : bool, default False
+        Show the sampler's progress bar.
+
+    Returns
+    -------
+    arviz.InferenceData
+        Groups ``posterior`` (sampled ``*_z`` coordinates and ``rho_b``; ``mu0``, ``tau``, ``nu``,
+        ``gamma_sd``, ``rho``; derived ``omega``, ``sigma2``, ``theta``, ``mu``,
+        ``mu_pooled``, ``expected_cv`` and, CVS only, ``ose``), ``sample_stats`` (its attrs
+        hold the diagnostics), ``log_likelihood`` (``W`` per block, ``ebar``, ``scatter``),
+        ``prior``, ``prior_predictive``, ``posterior_predictive`` (``ybar``, ``W``),
+        ``observed_data`` and ``constant_data``.
+
+    Warns
+    -----
+    SamplingWarning
+        When r̂ exceeds `rhat_max`, an ESS is below `ess_min` or a transition diverged.
+
+    Notes
+    -----
+    ``mu`` (and so ``expected_cv``) is each block's mean error with the sources held fixed:
+    its conditional posterior given Σ under a flat prior, MVN(ē, Σ / c) (c = R for R
+    independent realisations, else 1), so the hierarchy does not pull the fixed-source mean
+    towards the sources with the smaller variance. ``mu_pooled`` are the partially pooled
+    source means under μ_k ~ N(μ₀, τ²). ``ose`` = μ₀ + τ z is the expected error on a new
+    source: its spread carries the between-source heterogeneity τ².
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays
+    >>> from bayescv.bayes import fit, posterior_intervals
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> idata = fit(table, draws=500, tune=500, random_state=1)
+    >>> ci = posterior_intervals(idata, level=0.9)
+    >>> ci["method"].values.tolist(), ci["target"].values.tolist()
+    (['bayes_expected_cv', 'bayes_ose'], ['expected_cv', 'ose'])
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    counts = {"draws": draws, "tune": tune, "chains": chains, "prior_draws": prior_draws}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not 0 < target_accept < 1:
+        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
+    started = time.perf_counter()
+    stats = collapse(losses, bootstrap, scheme=scheme)
+    priors = priors or Priors()
+    data = model_data(stats, priors)
+    if model is None:
+        compiled = get_model(stats.scheme, data)
+    else:
+        if model.scheme != stats.scheme:
+            raise ValueError(
+                f"the model is for scheme {model.scheme!r}, the data {stats.scheme!r}"
+            )
+        compiled = model
+        compiled.set_data(data)
+    seed = resolve_seed(random_state)
+    sampler_seed, numpy_seed = child_seeds(seed, 2)
+    start = time.perf_counter()
+    values, sample_stats = SAMPLE[sampler](
+        compiled, draws, tune, chains, sampler_seed, target_accept, cores, progress
+    )
+    sampling_s = time.perf_counter() - start
+    rng = np.random.default_rng(numpy_seed)
+    idata = _inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
+    diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
+    idata.sample_stats.attrs.update(diag)
+    idata.sample_stats.attrs.update(
+        {
+            "sampler": sampler,
+            "seed": seed,
+            "scheme": stats.scheme,
+            "replicate_kind": stats.kind,
+            "sampling_seconds": sampling_s,
+            "fit_seconds": time.perf_counter() - started,
+            "compile_seconds": float(compiled.compile_seconds.get(sampler, 0.0)),
+        }
+    )
+    if diag["problems"]:
+        warnings.warn(
+            f"the {sampler} sampler did not converge: {diag['problems']}; the posterior "
+            "and its intervals are unreliable (more draws or tune, or a higher target_accept)",
+            SamplingWarning,
+            stacklevel=2,
+        )
+    return idata
+
+
+def _params(ds: xr.Dataset, stats: BlockStats) -> dict[str, np.ndarray]:
+    """Model parameters as numpy arrays of shape (chain, draw[, K]), CVR broadcast to K."""
+    k = stats.n_blocks
+    get = lambda name: np.asarray(ds[name].values, dtype=float)  # noqa: E731
+    if stats.scheme == "source":
+        mu0, tau = get("mu0"), get("tau")
+        nu, gamma_sd = get("nu"), get("gamma_sd")
+    else:
+        mu0 = get("mu")
+        tau = np.zeros_like(mu0)
+        nu = np.repeat(get("nu")[..., None], k, axis=-1)
+        gamma_sd = np.repeat(get("gamma_sd")[..., None], k, axis=-1)
+    return {"mu0": mu0, "tau": tau, "nu": nu, "gamma_sd": gamma_sd, "rho": get("rho")}
+
+
+def _mvn(mean: np.ndarray, cov: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    chol = np.linalg.cholesky(cov)
+    z = rng.standard_normal(mean.shape)
+    return mean + (chol @ z[..., None])[..., 0]
+
+
+def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generator) -> dict:
+    """θ, fixed-source and pooled source means, expected_cv and ose, per draw."""
+    k = stats.n_blocks
+    sigma = sigma_matrix(stats, p["nu"], p["gamma_sd"], p["rho"])
+    w = stats.weights
+    theta = np.einsum("k,...kl,l->...", w, sigma, w)
+    count = stats.ybar_count
+    mu = _mvn(np.broadcast_to(stats.ybar, sigma.shape[:-1]), sigma / count, rng)
+    out = {
+        "omega": p["gamma_sd"] ** 2,
+        "sigma2": p["nu"] + p["gamma_sd"] ** 2,
+        "theta": theta,
+        "mu": mu,
+        "expected_cv": mu @ w,
+    }
+    if stats.scheme == "source":
+        # Source means given (ē, μ₀, τ, Σ), drawn by Matheron's rule: with x ~ N(0, τ² I) and
+        # y ~ N(0, Σ/c), μ₀ + x + τ² V⁻¹ (ē − μ₀ − x − y) has the exact conditional law.
+        tau2 = (p["tau"] ** 2)[..., None]
+        v = tau2[..., None] * np.eye(k) + sigma / count
+        x = np.sqrt(tau2) * rng.standard_normal(sigma.shape[:-1])
+        y = _mvn(np.zeros(sigma.shape[:-1]), sigma / count, rng)
+        resid = stats.ybar - p["mu0"][..., None] - x - y
+        out["mu_pooled"] = (
+            p["mu0"][..., None] + x + tau2 * np.linalg.solve(v, resid[..., None])[..., 0]
+        )
+        out["ose"] = p["mu0"] + p["tau"] * rng.standard_normal(p["mu0"].shape)
+    else:
+        out["mu_pooled"] = np.broadcast_to(p["mu0"][..., None], mu.shape).copy()
+    return out
+
+
+def _predictive(p: dict, derived: dict, stats: BlockStats, rng: np.random.Generator) -> dict:
+    """Replicated statistics of a data set of the same design: block means and W."""
+    sigma = sigma_matrix(stats, p["nu"], p["gamma_sd"], p["rho"]) / stats.ybar_count
+    ybar = _mvn(derived["mu_pooled"], sigma, rng)
+    w = p["nu"] * rng.chisquare(stats.dof, size=p["nu"].shape)
+    return {"ybar": ybar, "W": w}
+
+
+def _dataset(values: dict[str, np.ndarray], labels: np.ndarray) -> xr.Dataset:
+    data_vars = {}
+    for name, value in values.items():
+        dims = ("chain", "draw", "block")[: value.ndim]
+        data_vars[name] = (dims, np.asarray(value))
+    ds = xr.Dataset(data_vars)
+    if "block" in ds.dims:
+        ds = ds.assign_coords(block=labels)
+    return ds.assign_coords(chain=np.arange(ds.sizes["chain"]), draw=np.arange(ds.sizes["draw"]))
+
+
+def _inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
+    """Assemble the InferenceData: posterior, derived quantities and the numpy groups."""
+    import arviz as az
+
+    labels = stats.labels
+    params = natural_params(stats.scheme, data, values)
+    post = _dataset({**values, **params}, labels)
+    p = _params(post, stats)
+    derived = _derived(p, stats, rng)
+    posterior = xr.merge([post, _dataset(derived, labels)], compat="override")
+    ll = loglik_numpy(stats, p["mu0"], p["tau"], p["nu"], p["gamma_sd"], p["rho"])
+    scaled = priors.scaled_to(stats.scales, stats.n_blocks)
+    prior = priors.draw(scaled, stats.n_blocks, prior_draws, rng, scheme=stats.scheme)
+    prior = {name: value[None] for name, value in prior.items()}
+    prior_p = _params(_dataset(prior, labels), stats)
+    prior_derived = _derived(prior_p, stats, rng)
+    # Prior predictive: the source means are drawn from the prior too, μ_k ~ N(μ₀, τ²).
+    tau = prior_p["tau"][..., None]
+    mu_k = prior_p["mu0"][..., None] + tau * rng.standard_normal(prior_p["nu"].shape)
+    block = {"block": labels}
+    constant = xr.Dataset(
+        {
+            "n": ("block", stats.n),
+            "dof": ("block", stats.dof),
+            "weights": ("block", stats.weights),
+        },
+        coords=block,
+        attrs={
+            "ybar_count": stats.ybar_count,
+            "n_replicates": stats.n_replicates,
+            "n_bootstrap": stats.n_bootstrap,
+            "replicate_kind": stats.kind,
+            "scheme": stats.scheme,
+        },
+    )
+    if stats.sources is not None:
+        constant = constant.assign_coords(source=("block", stats.sources))
+    with warnings.catch_warnings():
+        # ArviZ warns that groups it does not know would be "not in the InferenceData
+        # scheme"; every group here is a standard one, but the check is by name only.
+        warnings.simplefilter("ignore", UserWarning)
+        return az.InferenceData(
+            posterior=posterior,
+            sample_stats=sample_stats.assign_coords(
+                chain=posterior["chain"].values, draw=posterior["draw"].values
+            ),
+            log_likelihood=_dataset(ll, labels),
+            posterior_predictive=_dataset(_predictive(p, derived, stats, rng), labels),
+            prior=_dataset({**prior, **prior_derived}, labels),
+            prior_predictive=_dataset(
+                _predictive(prior_p, {"mu_pooled": mu_k}, stats, rng), labels
+            ),
+            observed_data=xr.Dataset(
+                {"ybar": ("block", stats.ybar), "W": ("block", stats.W)}, coords=block
+            ),
+            constant_data=constant,
+        )
+
+
+def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:
+    """Convergence diagnostics of a fit: worst r̂, smallest ESS, divergences.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A result of :func:`fit`.
+    rhat_max, ess_min : float
+        Thresholds.
+
+    Returns
+    -------
+    dict
+        ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over the parameters and targets),
+        ``divergences`` (count), ``worst`` (variable with the largest r̂) and ``problems``
+        (a string, empty when every check passes).
+    """
+    import arviz as az
+
+    names = [v for v in _CHECKED if v in idata.posterior.data_vars]
+    post = idata.posterior[names]
+    rhat = az.rhat(post)
+    bulk = az.ess(post, method="bulk")
+    tail = az.ess(post, method="tail")
+    flat = lambda ds: {n: float(np.nanmax(ds[n].values)) for n in ds.data_vars}  # noqa: E731
+    low = lambda ds: {n: float(np.nanmin(ds[n].values)) for n in ds.data_vars}  # noqa: E731
+    rhats, bulks, tails = flat(rhat), low(bulk), low(tail)
+    worst = max(rhats, key=rhats.get)
+    div = int(np.asarray(idata.sample_stats["diverging"].values).sum())
+    out = {
+        "rhat_max": rhats[worst],
+        "ess_bulk_min": min(bulks.values()),
+        "ess_tail_min": min(tails.values()),
+        "divergences": div,
+        "worst": worst,
+        "rhat_threshold": rhat_max,
+        "ess_threshold": ess_min,
+    }
+    problems = []
+    if not out["rhat_max"] <= rhat_max:
+        problems.append(f"r̂ {out['rhat_max']:.3f} > {rhat_max} ({worst})")
+    if not min(out["ess_bulk_min"], out["ess_tail_min"]) >= ess_min:
+        problems.append(
+            f"ESS bulk {out['ess_bulk_min']:.0f}, tail {out['ess_tail_min']:.0f} < {ess_min:g}"
+        )
+    if div:
+        problems.append(f"{div} divergent transitions")
+    out["problems"] = "; ".join(problems)
+    return out
+
+
+def posterior_intervals(idata, level: float = 0.95, *, kind: str = "eti") -> xr.Dataset:
+    """Posterior intervals of the CV targets, in the package's interval Dataset.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A result of :func:`fit`.
+    level : float, default 0.95
+        Posterior probability inside each interval.
+    kind : {"eti", "hdi"}, default "eti"
+        Equal-tailed (quantiles (1 − level)/2 and (1 + level)/2) or highest-density interval
+        (:func:`arviz.hdi`).
+
+    Returns
+    -------
+    xarray.Dataset
+        Methods ``bayes_expected_cv`` (target ``expected_cv``: the mean error of the sources
+        at hand, n-weighted) and, for the CVS model, ``bayes_ose`` (target ``ose``: the
+        expected error on a new source, predictive, with τ² in it); ``estimate`` is the
+        posterior mean, ``se`` the posterior standard deviation; ``dist`` is
+        ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged ``"not_converged"``
+        when the fit's diagnostics failed.
+    """
+    check_level(level)
+    if kind not in ("eti", "hdi"):
+        raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
+    targets = [t for t in ("expected_cv", "ose") if t in idata.posterior.data_vars]
+    est, lo, hi, se = [], [], [], []
+    for target in targets:
+        draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()
+        est.append(draws.mean())
+        se.append(draws.std(ddof=1))
+        if kind == "eti":
+            a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        else:
+            import arviz as az
+
+            a, b = az.hdi(draws, hdi_prob=level)
+        lo.append(a)
+        hi.append(b)
+    attrs = dict(idata.sample_stats.attrs)
+    flag = "not_converged" if attrs.get("problems") else ""
+    return interval_dataset(
+        [f"bayes_{t}" for t in targets],
+        estimate=est,
+        lower=lo,
+        upper=hi,
+        se=se,
+        level=level,
+        target=targets,
+        flag=[flag] * len(targets),
+        dist=f"posterior_{kind}",
+        seed=attrs.get("seed"),
+        attrs={
+            "sampler": str(attrs.get("sampler", "")),
+            "scheme": str(attrs.get("scheme", "")),
+            "replicate_kind": str(attrs.get("replicate_kind", "")),
+            "diagnostics": attrs.get("problems") or "ok",
+        },
+    )

@@ -1,0 +1,263 @@
+"""Figures of coverage studies, drawn from the xarray results alone.
+
+Like :mod:`bayescv.plots`, this module imports no other part of the package: it reads
+studies (:func:`bayescv.compare.run_study`), summaries (:func:`bayescv.compare.summarize`)
+and decompositions (:func:`bayescv.compare.decompose`), fresh or read back from disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+
+__all__ = [
+    "plot_coverage",
+    "plot_decomposition",
+    "plot_intervals",
+    "plot_summary",
+    "plot_theta",
+]
+
+
+def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
+    names = ds["method"].values.tolist()
+    if methods is None:
+        return names
+    missing = [m for m in methods if m not in names]
+    if missing:
+        raise ValueError(f"method(s) {missing} not in the result; it has {names}")
+    return list(methods)
+
+
+def plot_coverage(
+    summaries: Mapping[Any, xr.Dataset],
+    *,
+    target: str,
+    methods: Sequence[str] | None = None,
+    xlabel: str = "M (points per source)",
+    ax: Any = None,
+) -> Any:
+    """Coverage of one target against a setting (M, K, ...), with ±2 MC standard errors.
+
+    As Geras & Sutton's Fig. 6 plots estimators against M; the dashed line is the nominal
+    coverage.
+
+    Parameters
+    ----------
+    summaries : mapping of number to xarray.Dataset
+        One summary per setting, e.g. ``{10: summarize(study_10), 20: ...}``.
+    target : str
+        Target whose coverage is drawn.
+    methods : sequence of str, optional
+        Methods; default those of the first summary.
+    xlabel : str, default "M (points per source)"
+        Label of the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if not summaries:
+        raise ValueError("no summaries to plot")
+    xs = sorted(summaries)
+    first = summaries[xs[0]]
+    names = _methods(first, methods)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    for name in names:
+        p, se = [], []
+        for x in xs:
+            s = summaries[x].sel({"method": name})
+            if target not in s["target"].values:
+                raise ValueError(f"the summary for {x} has no target {target!r}")
+            p.append(float(s["coverage"].sel(target=target)))
+            se.append(float(s["coverage_se"].sel(target=target)))
+        ax.errorbar(xs, p, yerr=2 * np.asarray(se), marker="o", ms=4, capsize=2, label=name)
+    ax.axhline(float(first.attrs.get("level", np.nan)), ls="--", color="0.4", lw=1)
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"coverage of {target} (±2 MC s.e.)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_theta(study: xr.Dataset, *, methods: Sequence[str] | None = None, ax: Any = None) -> Any:
+    """Distributions of θ̂ per method against the true θ = Var(μ̂) over replicates.
+
+    Parameters
+    ----------
+    study : xarray.Dataset
+        A study.
+    methods : sequence of str, optional
+        Methods to draw; default all.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    names = _methods(study, methods)
+    truth = float(np.var(study["mu_hat"].values, ddof=1))
+    data = [study["theta_hat"].sel({"method": m}).values for m in names]
+    data = [d[np.isfinite(d)] for d in data]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(names) + 2), 4), layout="constrained")
+    ax.boxplot(data, showmeans=True, showfliers=False)
+    ax.set_xticks(np.arange(1, len(names) + 1), names, rotation=45, ha="right")
+    ax.axhline(truth, color="C3", lw=1.5, label=f"true θ = Var(μ̂) = {truth:.3g}")
+    ax.set_ylabel("θ̂ (variance of the CV estimate)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_decomposition(
+    decompositions: Mapping[Any, xr.Dataset],
+    *,
+    xlabel: str = "M (points per source)",
+    ax: Any = None,
+    label: str = "",
+) -> Any:
+    """σ/ω/γ terms of the true θ against a setting (Geras & Sutton's Fig. 4).
+
+    Parameters
+    ----------
+    decompositions : mapping of number to xarray.Dataset
+        One :func:`bayescv.compare.decompose` result per setting.
+    xlabel : str, default "M (points per source)"
+        Label of the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (draw CVR and CVS on two axes, or on one with `label`).
+    label : str, default ""
+        Prefix of the legend entries (e.g. ``"CVS "``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if not decompositions:
+        raise ValueError("no decompositions to plot")
+    xs = sorted(decompositions)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    names = {
+        "sigma2_term": "σ² term",
+        "omega_term": "ω term",
+        "gamma_term": "γ term",
+        "theta": "θ",
+    }
+    for key, text in names.items():
+        values = [float(decompositions[x][key]) for x in xs]
+        style = {"color": "k", "lw": 2} if key == "theta" else {}
+        ax.plot(xs, np.abs(values), marker="o", ms=4, label=f"{label}{text}", **style)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("|contribution to Var(μ̂)|")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_intervals(
+    study: xr.Dataset,
+    *,
+    method: str,
+    target: str,
+    max_replicates: int = 100,
+    ax: Any = None,
+) -> Any:
+    """One method's intervals over replicates, coloured by whether they cover the truth.
+
+    Parameters
+    ----------
+    study : xarray.Dataset
+        A study with per-replicate truth `target`.
+    method : str
+        The method.
+    target : str
+        A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``).
+    max_replicates : int, default 100
+        Draw the first replicates only.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    _methods(study, [method])
+    if target not in study["target"].values:
+        raise ValueError(f"the study has no per-replicate truth {target!r}")
+    part = study.isel(replicate=slice(0, max_replicates)).sel({"method": method})
+    truth = part["truth"].sel(target=target).values
+    lower, upper = part["lower"].values, part["upper"].values
+    order = np.argsort(truth)
+    covered = (lower <= truth) & (truth <= upper)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    x = np.arange(order.size)
+    for mask, colour, text in ((covered, "C0", "covers"), (~covered, "C3", "misses")):
+        idx = mask[order]
+        ax.vlines(x[idx], lower[order][idx], upper[order][idx], color=colour, lw=1.2, label=text)
+    ax.plot(x, truth[order], "k.", ms=3, label=target)
+    level = float(study.attrs.get("level", np.nan))
+    ax.set_title(
+        f"{method}: {100 * covered.mean():.0f}% of {order.size} cover {target} (nominal {100 * level:.0f}%)"
+    )
+    ax.set_xlabel(f"replicate (sorted by {target})")
+    ax.set_ylabel(f"{study.attrs.get('loss_name', 'loss')} error")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_summary(
+    summary: xr.Dataset,
+    *,
+    targets: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    ax: Any = None,
+) -> Any:
+    """Coverage of each method for each target, with ±2 MC standard errors.
+
+    Parameters
+    ----------
+    summary : xarray.Dataset
+        From :func:`bayescv.compare.summarize`.
+    targets : sequence of str, optional
+        Targets; default all of the summary.
+    methods : sequence of str, optional
+        Methods; default all.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    names = _methods(summary, methods)
+    targets = summary["target"].values.tolist() if targets is None else list(targets)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4), layout="constrained")
+    x = np.arange(len(names))
+    width = 0.8 / max(len(targets), 1)
+    for i, target in enumerate(targets):
+        part = summary.sel({"method": names, "target": target})
+        offset = (i - (len(targets) - 1) / 2) * width
+        ax.bar(x + offset, part["coverage"].values, width, yerr=2 * part["coverage_se"].values,
+               capsize=2, label=target)  # fmt: skip
+    ax.axhline(
+        float(summary.attrs.get("level", np.nan)), ls="--", color="0.3", lw=1, label="nominal"
+    )
+    ax.set_xticks(x, names, rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("coverage (±2 MC s.e.)")
+    ax.legend(fontsize="small", ncols=2)
+    return ax

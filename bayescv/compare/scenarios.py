@@ -1,0 +1,610 @@
+"""Scenarios with known truth: where the data come from, and what the right answers are.
+
+A scenario draws a data set, ``sample(rng) -> (X, y, groups)``, and can say, for any model
+fitted on it, what that model's error really is. :func:`bayescv.compare.run_study` uses
+:meth:`Scenario.draw`, which returns the data together with a :class:`Population` that
+computes those errors.
+
+Designs (``design``), recorded by every study:
+
+* ``"iid"``: points i.i.d. from one population (:class:`BatesLogistic`,
+  :class:`GaussianLinear`);
+* ``"sources_fixed"``: the sources are drawn once and kept; each replicate redraws only the
+  points within them (Geras & Sutton §6). Truths: ``expected_cv`` and the true θ (over
+  replicates), ``err_xy``, ``kfold_test_error``;
+* ``"sources_redrawn"``: every replicate draws new sources. Truths: the new-source error
+  ``ose_xy`` of the replicate's model and its mean over replicates, the population-level
+  ``ose`` (000 eq. 3), besides ``err_xy`` and ``kfold_test_error``.
+
+Per-replicate truths (see :data:`TRUTHS`): ``err_xy``, the error on fresh points from the
+data's own sources of the model fitted on all the data (Bates et al.'s Err_XY);
+``kfold_test_error``, the mean conditional error of the K fold models, each on fresh points
+like its test points (Bayle et al.); ``ose_xy``, the error of the full-data model on new
+sources. Synthetic scenarios compute them exactly for linear learners
+(:mod:`bayescv.compare._truth`) and on a large test sample otherwise; :class:`ResampledSources`
+computes them exactly on the empirical distribution of each source.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import KFold, LeaveOneGroupOut
+
+from bayescv.compare._truth import linear_predictor, logistic_zero_one_error, squared_error
+
+__all__ = [
+    "DESIGNS",
+    "TRUTHS",
+    "BatesLogistic",
+    "Draw",
+    "GaussianLinear",
+    "MultiSourceLinear",
+    "MultiSourceLogistic",
+    "Population",
+    "ResampledSources",
+    "Scenario",
+    "bates_coefficient",
+]
+
+#: Sampling designs.
+DESIGNS = ("iid", "sources_fixed", "sources_redrawn")
+#: Truths a scenario computes per replicate.
+TRUTHS = ("err_xy", "kfold_test_error", "ose_xy")
+
+
+class Population(ABC):
+    """What a replicate's data were drawn from; computes true errors of fitted models.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (S,)
+        Share of the data points from each training source (one source for i.i.d. data).
+    source_index : ndarray of shape (n_samples,)
+        Training-source position (0 … S−1) of every data row.
+    """
+
+    weights: np.ndarray
+    source_index: np.ndarray
+
+    @abstractmethod
+    def source_errors(self, model: Any, loss: Any, rng: np.random.Generator) -> np.ndarray:
+        """Return the expected loss of `model` on fresh points of each training source, shape (S,)."""
+
+    def new_source_error(self, model: Any, loss: Any, rng: np.random.Generator) -> float:
+        """Return the expected loss of `model` on a point from a new source."""
+        raise NotImplementedError(f"{type(self).__name__} has no new sources")
+
+
+@dataclass
+class Draw:
+    """One replicate's data and the population they came from."""
+
+    X: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray | None
+    population: Population
+
+
+class Scenario(ABC):
+    """A data-generating process with known truth (see the module docs).
+
+    Subclasses set ``name``, ``task`` (``"classification"`` or ``"regression"``),
+    ``design``, ``cv`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
+    and ``n_folds``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
+    """
+
+    name: str = "scenario"
+    task: str = "regression"
+    design: str = "iid"
+    cv: str = "random"
+    n_folds: int = 10
+
+    @abstractmethod
+    def draw(self, rng: np.random.Generator) -> Draw:
+        """Draw one replicate's data, with its population."""
+
+    @abstractmethod
+    def default_learner(self) -> Any:
+        """Return the learner the scenario is studied with by default."""
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Return the settings as a JSON-serialisable dict (recorded by studies)."""
+
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Draw one data set.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,)
+        groups : ndarray of shape (n_samples,) or None
+            Source of each point (None for i.i.d. scenarios).
+        """
+        draw = self.draw(rng)
+        return draw.X, draw.y, draw.groups
+
+    def default_loss(self) -> str:
+        """Return ``"zero_one"`` for classification, ``"squared"`` for regression."""
+        return "zero_one" if self.task == "classification" else "squared"
+
+    def truth_names(self) -> tuple[str, ...]:
+        """Per-replicate truths this scenario computes (``ose_xy`` only with new sources)."""
+        if self.design == "sources_redrawn":
+            return TRUTHS
+        return TRUTHS[:2]
+
+    def folds(self, draw: Draw, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Return the CV folds of one replicate: shuffled K-fold, or leave one source out.
+
+        Parameters
+        ----------
+        draw : Draw
+            The replicate's data.
+        seed : int
+            Seed of the shuffle.
+
+        Returns
+        -------
+        list of (train, test) int arrays
+        """
+        if self.cv == "source":
+            splits = LeaveOneGroupOut().split(draw.X, draw.y, draw.groups)
+        else:
+            splits = KFold(self.n_folds, shuffle=True, random_state=seed).split(draw.X)
+        return [(np.asarray(tr, np.int64), np.asarray(te, np.int64)) for tr, te in splits]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({inner})"
+
+
+def _check_choice(value: str, allowed: Sequence[str], name: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
+def _positive(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass
+class _Sources:
+    beta: np.ndarray  # (S, p)
+    intercept: np.ndarray  # (S,)
+    mean: np.ndarray  # (S, p)
+
+
+class _Gaussian(Scenario):
+    """Gaussian features, logistic or linear outcome, sources around a common model."""
+
+    link = "linear"
+
+    def _setup(
+        self, *, coef: Any, intercept: float, sizes: Any, heterogeneity: float,
+        intercept_sd: float, covariate_shift: float, noise_sd: float, design: str, cv: str,
+        n_folds: int | None, source_seed: int, n_test: int, n_new_sources: int, cov: Any,
+    ) -> None:  # fmt: skip
+        self.coef = np.asarray(coef, dtype=float)
+        if self.coef.ndim != 1 or self.coef.size == 0:
+            raise ValueError("coef must be a non-empty 1-D sequence")
+        p = self.coef.size
+        self.intercept = float(intercept)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        if np.any(self.sizes < 2):
+            raise ValueError(f"every source needs at least 2 points, got {self.sizes.tolist()}")
+        for name, value in (
+            ("heterogeneity", heterogeneity), ("intercept_sd", intercept_sd),
+            ("covariate_shift", covariate_shift), ("noise_sd", noise_sd),
+        ):  # fmt: skip
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        self.heterogeneity, self.intercept_sd = float(heterogeneity), float(intercept_sd)
+        self.covariate_shift, self.noise_sd = float(covariate_shift), float(noise_sd)
+        self.design = _check_choice(design, DESIGNS, "design")
+        self.cv = _check_choice(cv, ("random", "source"), "cv")
+        self.n_folds = _positive(self.sizes.size if n_folds is None else n_folds, "n_folds", 2)
+        if self.cv == "source" and self.sizes.size < 2:
+            raise ValueError("leave-one-source-out CV needs at least 2 sources")
+        self.source_seed = _positive(source_seed, "source_seed", 0)
+        self.n_test = _positive(n_test, "n_test")
+        self.n_new_sources = _positive(n_new_sources, "n_new_sources")
+        self.cov = np.eye(p) if cov is None else np.asarray(cov, dtype=float)
+        if self.cov.shape != (p, p):
+            raise ValueError(f"cov must be ({p}, {p}), got {self.cov.shape}")
+        self._chol = np.linalg.cholesky(self.cov)
+        self._index = np.repeat(np.arange(self.sizes.size), self.sizes)
+        self._fixed = self._draw_sources(np.random.default_rng(self.source_seed), self.sizes.size)
+
+    def _draw_sources(self, rng: np.random.Generator, k: int) -> _Sources:
+        p = self.coef.size
+        beta = self.coef + self.heterogeneity * rng.standard_normal((k, p))
+        intercept = self.intercept + self.intercept_sd * rng.standard_normal(k)
+        mean = self.covariate_shift * rng.standard_normal((k, p))
+        if self.design == "iid":
+            beta, intercept, mean = (
+                self.coef[None, :],
+                np.array([self.intercept]),
+                np.zeros((1, p)),
+            )
+        return _Sources(beta, intercept, mean)
+
+    def _points(self, src: _Sources, index: np.ndarray, rng: np.random.Generator):
+        z = rng.standard_normal((index.size, self.coef.size))
+        X = src.mean[index] + z @ self._chol.T
+        lin = np.einsum("ij,ij->i", X, src.beta[index]) + src.intercept[index]
+        if self.link == "logistic":
+            y = (rng.random(index.size) < special.expit(lin)).astype(np.int64)
+        else:
+            y = lin + self.noise_sd * rng.standard_normal(index.size)
+        return X, y
+
+    def draw(self, rng: np.random.Generator) -> Draw:
+        """Draw one replicate (sources too, under ``"sources_redrawn"``).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        Draw
+        """
+        redraw = self.design == "sources_redrawn"
+        src = self._draw_sources(rng, self.sizes.size) if redraw else self._fixed
+        X, y = self._points(src, self._index, rng)
+        groups = None if self.design == "iid" else self._index.copy()
+        return Draw(X, y, groups, _GaussianPopulation(self, src))
+
+    def default_learner(self) -> Any:
+        """Unregularised logistic regression, or ordinary least squares."""
+        if self.link == "logistic":
+            return LogisticRegression(C=np.inf, solver="newton-cholesky", max_iter=1000)
+        return LinearRegression()
+
+    def _base_params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"coef": self.coef.tolist(), "intercept": self.intercept}
+        if not np.array_equal(self.cov, np.eye(self.coef.size)):
+            out["cov"] = self.cov.tolist()
+        if self.link == "linear":
+            out["noise_sd"] = self.noise_sd
+        out.update(n_folds=self.n_folds, n_test=self.n_test)
+        return out
+
+
+class _GaussianPopulation(Population):
+    def __init__(self, scenario: _Gaussian, src: _Sources) -> None:
+        self.scenario, self.src = scenario, src
+        self.weights = scenario.sizes / scenario.sizes.sum()
+        self.source_index = scenario._index
+
+    def _exact(self, model: Any, loss: Any, src: _Sources) -> np.ndarray | None:
+        s = self.scenario
+        lin = linear_predictor(model, loss.name, s.link)
+        if lin is None:
+            return None
+        w, b = lin
+        if s.link == "logistic":
+            return logistic_zero_one_error(w, b, src.beta, src.intercept, src.mean, s.cov)
+        return squared_error(w, b, src.beta, src.intercept, src.mean, s.cov, s.noise_sd)
+
+    def _sampled(self, model: Any, loss: Any, src: _Sources, per: int, rng) -> np.ndarray:
+        k = src.intercept.size
+        index = np.repeat(np.arange(k), per)
+        X, y = self.scenario._points(src, index, rng)
+        pred = getattr(model, loss.response_method)(X)
+        values = loss(y, pred, getattr(model, "classes_", None))
+        return np.bincount(index, weights=values, minlength=k) / per
+
+    def source_errors(self, model: Any, loss: Any, rng: np.random.Generator) -> np.ndarray:
+        """Exact for linear learners, else on ``n_test`` fresh points per source."""
+        exact = self._exact(model, loss, self.src)
+        if exact is not None:
+            return exact
+        return self._sampled(model, loss, self.src, self.scenario.n_test, rng)
+
+    def new_source_error(self, model: Any, loss: Any, rng: np.random.Generator) -> float:
+        """Average over ``n_new_sources`` freshly drawn sources."""
+        s = self.scenario
+        if s.design == "iid":
+            raise NotImplementedError(f"{type(s).__name__} is i.i.d.: it has no new sources")
+        new = s._draw_sources(rng, s.n_new_sources)
+        exact = self._exact(model, loss, new)
+        if exact is None:
+            exact = self._sampled(model, loss, new, max(s.n_test // s.n_new_sources, 20), rng)
+        return float(exact.mean())
+
+
+def bates_coefficient(bayes_error: float, n_signal: int = 3) -> float:
+    """Scale c with Bayes error `bayes_error` for P(y=1|x) = expit(c·(x₁+…+x_s)), x ~ N(0, I).
+
+    The Bayes error is E[min(σ(u), 1 − σ(u))] with u ~ N(0, s·c²) (Bates et al. 2024, §5;
+    their footnote writes it as 2∫_{θ·x≤0} σ(−θ·x) dN(x)).
+
+    Parameters
+    ----------
+    bayes_error : float
+        In (0, 0.5).
+    n_signal : int, default 3
+        Number s of non-zero coefficients.
+
+    Returns
+    -------
+    float
+        The scale c.
+
+    Examples
+    --------
+    >>> round(bates_coefficient(0.33), 4), round(bates_coefficient(0.225), 4)
+    (0.5571, 1.1321)
+    """
+    if not 0 < bayes_error < 0.5:
+        raise ValueError(f"bayes_error must be in (0, 0.5), got {bayes_error!r}")
+    # By symmetry the Bayes error is 2 ∫_0^∞ expit(−c √s z) φ(z) dz: smooth on [0, 10].
+    x, w = np.polynomial.legendre.leggauss(200)
+    z = 5.0 * (x + 1)
+    w = 5.0 * w * np.exp(-0.5 * z**2) / np.sqrt(2 * np.pi)
+
+    def excess(c: float) -> float:
+        return float(2 * w @ special.expit(-c * np.sqrt(n_signal) * z)) - bayes_error
+
+    return float(optimize.brentq(excess, 1e-9, 100.0, xtol=1e-12))
+
+
+class BatesLogistic(_Gaussian):
+    """Bates et al.'s low-dimensional logistic setting (their Table 1).
+
+    x ~ N(0, I_p), P(y = 1 | x) = expit(c (x₁ + x₂ + x₃)), c set for the Bayes error; n
+    points, K-fold CV of an unregularised logistic regression, zero-one loss.
+
+    Parameters
+    ----------
+    n : int, default 100
+        Points per data set.
+    p : int, default 20
+        Features (the paper says 20; the authors' scripts used 10).
+    bayes_error : float, default 0.33
+        0.33 or 0.225 in the paper.
+    n_folds : int, default 10
+        K.
+    n_test : int, default 10000
+        Test points for the truths of non-linear learners (linear ones are exact).
+
+    Examples
+    --------
+    >>> X, y, groups = BatesLogistic(n=50, p=5).sample(np.random.default_rng(0))
+    >>> X.shape, sorted(set(y.tolist())), groups is None
+    ((50, 5), [0, 1], True)
+    """
+
+    name = "bates-logistic"
+    task = "classification"
+    link = "logistic"
+
+    def __init__(
+        self,
+        n: int = 100,
+        p: int = 20,
+        *,
+        bayes_error: float = 0.33,
+        n_folds: int = 10,
+        n_test: int = 10_000,
+    ) -> None:
+        p = _positive(p, "p", 3)
+        self.bayes_error = float(bayes_error)
+        coef = np.zeros(p)
+        coef[:3] = bates_coefficient(self.bayes_error)
+        self._setup(
+            coef=coef, intercept=0.0, sizes=[_positive(n, "n", 4)], heterogeneity=0.0,
+            intercept_sd=0.0, covariate_shift=0.0, noise_sd=0.0, design="iid", cv="random",
+            n_folds=n_folds, source_seed=0, n_test=n_test, n_new_sources=1, cov=None,
+        )  # fmt: skip
+
+    def params(self) -> dict[str, Any]:
+        """Return the settings."""
+        return {
+            "n": int(self.sizes[0]),
+            "p": self.coef.size,
+            "bayes_error": self.bayes_error,
+            "n_folds": self.n_folds,
+            "n_test": self.n_test,
+        }
+
+
+class GaussianLinear(_Gaussian):
+    """Ordinary least squares on a Gaussian linear model; err_xy exact.
+
+    x ~ N(0, Σ), y = xᵀβ + ε, ε ~ N(0, σ²). For a linear learner the error of the fitted
+    (w, b) is σ² + (w − β)ᵀΣ(w − β) + b², with no test sample.
+
+    Parameters
+    ----------
+    n : int, default 100
+        Points per data set.
+    coef : sequence of float, optional
+        β; default 20 features, the first five 1 and the rest 0.
+    noise_sd : float, default 1.0
+        σ.
+    cov : array-like of shape (p, p), optional
+        Σ; default the identity.
+    n_folds : int, default 10
+        K.
+    n_test : int, default 10000
+        Test points for the truths of non-linear learners.
+
+    Examples
+    --------
+    >>> X, y, _ = GaussianLinear(n=30).sample(np.random.default_rng(0))
+    >>> X.shape
+    (30, 20)
+    """
+
+    name = "gaussian-linear"
+    task = "regression"
+    link = "linear"
+
+    def __init__(
+        self,
+        n: int = 100,
+        *,
+        coef: Sequence[float] | None = None,
+        noise_sd: float = 1.0,
+        cov: Any = None,
+        n_folds: int = 10,
+        n_test: int = 10_000,
+    ) -> None:
+        coef = np.r_[np.ones(5), np.zeros(15)] if coef is None else coef
+        self._setup(
+            coef=coef, intercept=0.0, sizes=[_positive(n, "n", 4)], heterogeneity=0.0,
+            intercept_sd=0.0, covariate_shift=0.0, noise_sd=noise_sd, design="iid",
+            cv="random", n_folds=n_folds, source_seed=0, n_test=n_test, n_new_sources=1,
+            cov=cov,
+        )  # fmt: skip
+
+    def params(self) -> dict[str, Any]:
+        """Return the settings."""
+        return {"n": int(self.sizes[0]), **self._base_params()}
+
+
+class _MultiSource(_Gaussian):
+    def __init__(
+        self,
+        n_sources: int = 10,
+        points_per_source: int | Sequence[int] = 50,
+        *,
+        coef: Sequence[float] = (1.0, 1.0, 1.0, 0.0, 0.0),
+        intercept: float = 0.0,
+        heterogeneity: float = 0.5,
+        intercept_sd: float = 0.5,
+        covariate_shift: float = 0.0,
+        noise_sd: float = 1.0,
+        cov: Any = None,
+        design: str = "sources_fixed",
+        cv: str = "source",
+        n_folds: int | None = None,
+        source_seed: int = 0,
+        n_test: int = 10_000,
+        n_new_sources: int = 200,
+    ) -> None:
+        k = _positive(n_sources, "n_sources", 2)
+        sizes = (
+            np.broadcast_to(np.asarray(points_per_source), (k,))
+            if np.ndim(points_per_source) == 0
+            else np.asarray(points_per_source)
+        )
+        if sizes.shape != (k,):
+            raise ValueError(f"points_per_source must be an int or {k} ints, got {sizes.shape}")
+        if design == "iid":
+            raise ValueError("multi-source scenarios use 'sources_fixed' or 'sources_redrawn'")
+        self._setup(
+            coef=coef, intercept=intercept, sizes=sizes, heterogeneity=heterogeneity,
+            intercept_sd=intercept_sd, covariate_shift=covariate_shift, noise_sd=noise_sd,
+            design=design, cv=cv, n_folds=n_folds, source_seed=source_seed, n_test=n_test,
+            n_new_sources=n_new_sources, cov=cov,
+        )  # fmt: skip
+
+    def params(self) -> dict[str, Any]:
+        """Return the settings."""
+        sizes = self.sizes.tolist()
+        return {
+            "n_sources": self.sizes.size,
+            "points_per_source": sizes[0] if len(set(sizes)) == 1 else sizes,
+            **self._base_params(),
+            "heterogeneity": self.heterogeneity,
+            "intercept_sd": self.intercept_sd,
+            "covariate_shift": self.covariate_shift,
+            "design": self.design,
+            "cv": self.cv,
+            "source_seed": self.source_seed,
+            "n_new_sources": self.n_new_sources,
+        }
+
+
+class MultiSourceLogistic(_MultiSource):
+    """K sources with logistic outcomes around a common model.
+
+    Source k has β_k = β + h·z_k, intercept a + s_a·ζ_k and feature mean m_k = s_x·ξ_k
+    (z, ζ, ξ standard normal); x ~ N(m_k, Σ), P(y=1|x) = expit(xᵀβ_k + a_k).
+
+    Parameters
+    ----------
+    n_sources : int, default 10
+        K.
+    points_per_source : int or sequence of int, default 50
+        M (equal) or one size per source (unequal).
+    coef : sequence of float, default (1, 1, 1, 0, 0)
+        β.
+    intercept : float, default 0.0
+        a.
+    heterogeneity : float, default 0.5
+        h, the standard deviation of β_k around β: the heterogeneity knob.
+    intercept_sd : float, default 0.5
+        s_a.
+    covariate_shift : float, default 0.0
+        s_x.
+    noise_sd : float, default 1.0
+        Unused (logistic outcomes).
+    cov : array-like, optional
+        Σ; identity by default.
+    design : {"sources_fixed", "sources_redrawn"}, default "sources_fixed"
+        Keep the sources (drawn once from `source_seed`) or redraw them every replicate.
+    cv : {"source", "random"}, default "source"
+        Leave one source out (CVS), or shuffled K-fold (CVR).
+    n_folds : int, optional
+        K for ``cv="random"``; default the number of sources.
+    source_seed : int, default 0
+        Seed of the fixed sources.
+    n_test : int, default 10000
+        Test points per source for non-linear learners.
+    n_new_sources : int, default 200
+        New sources averaged for ``ose_xy``.
+
+    Examples
+    --------
+    >>> sc = MultiSourceLogistic(4, [10, 20, 30, 40])
+    >>> X, y, groups = sc.sample(np.random.default_rng(0))
+    >>> X.shape, np.bincount(groups).tolist()
+    ((100, 5), [10, 20, 30, 40])
+    """
+
+    name = "multi-source-logistic"
+    task = "classification"
+    link = "logistic"
+
+
+class MultiSourceLinear(_MultiSource):
+    """K sources with linear outcomes around a common model (see :class:`MultiSourceLogistic`).
+
+    y = xᵀβ_k + a_k + ε with ε ~ N(0, noise_sd²); the learner's error is exact for linear
+    learners. Parameters as for :class:`MultiSourceLogistic`.
+
+    Examples
+    --------
+    >>> sc = MultiSourceLinear(3, 20, design="sources_redrawn")
+    >>> sc.truth_names()
+    ('err_xy', 'kfold_test_error', 'ose_xy')
+    """
+
+    name = "multi-source-linear"
+    task = "regression"
+    link = "linear"
+
+
+# Imported last: it subclasses Scenario and Population from this module.
+from bayescv.compare._resampled import ResampledSources  # noqa: E402

@@ -1,0 +1,601 @@
+"""Coverage studies: many replicates of a scenario, every method, the truth beside each.
+
+:func:`run_study` draws ``n_replicates`` data sets from a scenario (each from its own child
+seed), runs one CV per replicate, every selected method, and computes the replicate's
+truths; the result is an :class:`xarray.Dataset`:
+
+* dims ``(replicate, method)``: ``estimate``, ``lower``, ``upper``, ``se``, ``theta_hat``
+  (the method's variance estimate: θ̂ for closed-form methods, se² otherwise),
+  ``runtime`` (seconds), ``flag`` (``""``, ``"negative_variance"``, ``"error: ..."``);
+  coords ``method_target`` (the estimand the method declares) and ``method_cost``;
+* dims ``(replicate, target)``: ``truth``, the per-replicate truths (``err_xy``,
+  ``kfold_test_error``, ``ose_xy``; see :mod:`bayescv.compare.scenarios`);
+* dim ``replicate``: ``mu_hat`` (the CV estimate), ``seed``, timings ``time_sample``,
+  ``time_cv``, ``time_truth``, ``time_methods``, ``time_total``, ``warnings`` (warnings
+  raised while the replicate ran), coords ``design`` and ``scheme``;
+* dims ``(replicate, block)``: ``block_n``, ``block_S``, ``block_W``, ``block_label``: the
+  CV run's per-block statistics, from which :func:`bayescv.compare.decompose` estimates
+  the σ/ω/γ decomposition of the true θ;
+* attrs: the settings (``settings`` as JSON, and readable copies), seed, versions.
+
+Results do not depend on ``n_jobs`` or the backend: replicate i always uses child seed i of
+the study's seed, and inside it the data, the folds, the truths, the learner and every
+method have their own seeds. Only the timing variables (``runtime``, ``time_*``) and the
+attrs ``created``, ``wall_time_s``, ``backend``, ``n_jobs`` and ``replicates_loaded`` differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import platform
+import time
+import warnings
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import joblib
+import numpy as np
+import sklearn
+import xarray as xr
+from sklearn.base import clone
+from tqdm.auto import tqdm
+
+from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
+from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
+from bayescv.compare._store import StudyStore, normalise
+from bayescv.compare.registry import Context, Method, resolve_methods
+from bayescv.compare.scenarios import Scenario
+from bayescv.intervals import check_level
+from bayescv.loss_functions import Loss, get_loss
+from bayescv.losses import from_arrays
+
+__all__ = ["TIMING_VARIABLES", "load_study", "run_study"]
+
+#: Variables that hold wall-clock times (they differ between otherwise identical runs).
+TIMING_VARIABLES = (
+    "runtime",
+    "time_sample",
+    "time_cv",
+    "time_truth",
+    "time_methods",
+    "time_total",
+)
+_PER_METHOD = ("estimate", "lower", "upper", "se", "theta_hat", "runtime")
+_TIMES = ("time_sample", "time_cv", "time_truth", "time_methods", "time_total")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """Everything a worker needs to run a replicate (pickled once per task)."""
+
+    scenario: Scenario
+    learner: Any
+    loss: Loss
+    methods: tuple[Method, ...]
+    options: Mapping[str, Mapping[str, Any]]
+    level: float
+    truths: tuple[str, ...]
+    outputs: tuple[str, ...]
+    on_error: str
+    inner_threads: int | None
+
+
+@functools.cache
+def _controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _name_seed(root: int, name: str) -> int:
+    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
+    return int(sequence.generate_state(1, np.uint32)[0])
+
+
+def _seeded(learner: Any, seed: int) -> Any:
+    """Return the learner with every unset ``random_state`` parameter set to `seed`."""
+    params = learner.get_params(deep=True)
+    unset = {
+        k: seed
+        for k, v in params.items()
+        if (k == "random_state" or k.endswith("__random_state")) and v is None
+    }
+    return clone(learner).set_params(**unset) if unset else learner
+
+
+def _cross_validate(learner, X, y, folds, loss, keep: bool):
+    n = len(y)
+    values = np.empty(n)
+    models = []
+    stats = np.empty((len(folds), 4))
+    for k, (train, test) in enumerate(folds):
+        model = clone(learner).fit(X[train], y[train])
+        pred = getattr(model, loss.response_method)(X[test])
+        e = loss(y[test], pred, getattr(model, "classes_", None))
+        values[test] = e
+        mean = e.mean()
+        stats[k] = (test.size, e.sum(), e @ e, ((e - mean) ** 2).sum())
+        if keep:
+            models.append(model)
+    return values, stats, models
+
+
+def _moments(stats: np.ndarray, labels: np.ndarray, scheme: str, loss_name: str) -> xr.Dataset:
+    """Build the block moments Dataset of :func:`bayescv.block_moments` from the fold sums."""
+    data = {
+        "n": ("block", stats[:, 0].astype(np.int64)),
+        "S": ("block", stats[:, 1]),
+        "Q": ("block", stats[:, 2]),
+        "W": ("block", stats[:, 3]),
+    }
+    return xr.Dataset(
+        data, coords={"block": labels}, attrs={"scheme": scheme, "loss_name": loss_name}
+    )
+
+
+def _truths(spec: _Spec, learner, draw, folds, models, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    pop, out = draw.population, {}
+    if "err_xy" in spec.truths or "ose_xy" in spec.truths:
+        full = clone(learner).fit(draw.X, draw.y)
+        if "err_xy" in spec.truths:
+            out["err_xy"] = float(pop.weights @ pop.source_errors(full, spec.loss, rng))
+        if "ose_xy" in spec.truths:
+            out["ose_xy"] = pop.new_source_error(full, spec.loss, rng)
+    if "kfold_test_error" in spec.truths:
+        total = 0.0
+        for model, (_, test) in zip(models, folds, strict=True):
+            errors = pop.source_errors(model, spec.loss, rng)
+            total += errors[pop.source_index[test]].sum()
+        out["kfold_test_error"] = total / len(draw.y)
+    return np.array([out[name] for name in spec.truths], dtype=float)
+
+
+def _plan(methods: Sequence[Method]) -> list[tuple[list[Method], str | None]]:
+    """Group batched methods (same func and batch) into one call each, keeping order."""
+    groups: list[tuple[list[Method], str | None]] = []
+    index: dict[tuple[Any, str], int] = {}
+    for m in methods:
+        if m.batch is None:
+            groups.append(([m], None))
+            continue
+        key = (m.func, m.batch)
+        if key not in index:
+            index[key] = len(groups)
+            groups.append(([], m.batch))
+        groups[index[key]][0].append(m)
+    return groups
+
+
+def _message(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"error: {type(error).__name__}: {text}"[:300]
+
+
+def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
+    """Run one replicate: data, CV, truths, every method. Returns plain arrays."""
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data_seed, cv_seed, truth_seed, method_seed, learner_seed = child_seeds(seed, 5)
+        scenario = spec.scenario
+        draw = scenario.draw(np.random.default_rng(data_seed))
+        t_sample = time.perf_counter()
+        learner = _seeded(spec.learner, learner_seed)
+        folds = scenario.folds(draw, cv_seed)
+        keep = "kfold_test_error" in spec.truths
+        values, stats, models = _cross_validate(learner, draw.X, draw.y, folds, spec.loss, keep)
+        if scenario.cv == "source":
+            labels = np.array([draw.groups[test[0]] for _, test in folds])
+        else:
+            labels = np.arange(len(folds))
+        moments = _moments(stats, labels, scenario.cv, spec.loss.name)
+        t_cv = time.perf_counter()
+        truth = (
+            _truths(spec, learner, draw, folds, models, truth_seed) if spec.truths else np.empty(0)
+        )
+        t_truth = time.perf_counter()
+
+        def table() -> xr.Dataset:
+            block = np.empty(len(values), dtype=labels.dtype)
+            for label, (_, test) in zip(labels, folds, strict=True):
+                block[test] = label
+            return from_arrays(
+                values, block, source=draw.groups, scheme=scenario.cv, loss_name=spec.loss.name
+            )
+
+        context = Context(
+            X=draw.X, y=draw.y, groups=draw.groups, learner=learner, loss=spec.loss,
+            scheme=scenario.cv, n_folds=len(folds), level=spec.level, seed=method_seed,
+            moments=moments, table=table,
+        )  # fmt: skip
+        n_out = len(spec.outputs)
+        result = {name: np.full(n_out, np.nan) for name in _PER_METHOD}
+        flags = [""] * n_out
+        position = {name: j for j, name in enumerate(spec.outputs)}
+        for group, batch in _plan(spec.methods):
+            names = [o for m in group for o in m.output_names]
+            options = dict(spec.options.get(batch or group[0].name, {}))
+            start = time.perf_counter()
+            try:
+                ds = group[0].func(
+                    context.with_seed(_name_seed(method_seed, batch or group[0].name)),
+                    names,
+                    **options,
+                )
+            except Exception as error:
+                if spec.on_error == "raise":
+                    raise
+                for name in names:
+                    flags[position[name]] = _message(error)
+                ds = None
+            elapsed = (time.perf_counter() - start) / len(names)
+            rows = {} if ds is None else {m: i for i, m in enumerate(ds["method"].values.tolist())}
+            for name in names:
+                j = position[name]
+                result["runtime"][j] = elapsed
+                if ds is None:
+                    continue
+                if name not in rows:
+                    raise ValueError(f"method {group[0].name!r} returned no row {name!r}")
+                i = rows[name]
+                for var in ("estimate", "lower", "upper", "se"):
+                    result[var][j] = ds[var].values[..., i]
+                theta = ds["theta"].values[..., i] if "theta" in ds else result["se"][j] ** 2
+                result["theta_hat"][j] = theta
+                flags[j] = str(ds["flag"].values[..., i]) if "flag" in ds else ""
+    done = time.perf_counter()
+    messages = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
+    result.update(
+        replicate=replicate, seed=seed, flag=flags, truth=truth,
+        mu_hat=float(stats[:, 1].sum() / stats[:, 0].sum()),
+        block_n=stats[:, 0], block_S=stats[:, 1], block_W=stats[:, 3],
+        block_label=labels.astype(str), warnings=" | ".join(messages)[:1000],
+        time_sample=t_sample - started, time_cv=t_cv - t_sample, time_truth=t_truth - t_cv,
+        time_methods=done - t_truth, time_total=done - started,
+    )  # fmt: skip
+    return result
+
+
+def _run_chunk(spec: _Spec, items: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    if spec.inner_threads is None:
+        return [run_replicate(spec, i, s) for i, s in items]
+    with _controller().limit(limits=spec.inner_threads):
+        return [run_replicate(spec, i, s) for i, s in items]
+
+
+def _to_dataset(
+    results: Sequence[dict[str, Any]], spec: _Spec, targets: Sequence[str]
+) -> xr.Dataset:
+    results = sorted(results, key=lambda r: r["replicate"])
+    rm, rt, rb = ("replicate", "method"), ("replicate", "target"), ("replicate", "block")
+    stack = lambda key: np.stack([r[key] for r in results])  # noqa: E731
+    n_blocks = {len(r["block_n"]) for r in results}
+    if len(n_blocks) != 1:
+        raise ValueError(f"replicates differ in their number of CV blocks: {sorted(n_blocks)}")
+    data = {name: (rm, stack(name)) for name in _PER_METHOD}
+    data["flag"] = (
+        rm,
+        np.array([r["flag"] for r in results], dtype=str).reshape(len(results), -1),
+    )
+    data["truth"] = (rt, stack("truth").reshape(len(results), len(spec.truths)))
+    for name in ("mu_hat", "seed", "warnings", *_TIMES):
+        data[name] = (("replicate",), np.array([r[name] for r in results]))
+    data["seed"] = (("replicate",), data["seed"][1].astype(np.int64))
+    data["warnings"] = (("replicate",), data["warnings"][1].astype(str))
+    for name in ("block_n", "block_S", "block_W"):
+        data[name] = (rb, stack(name).astype(float))
+    data["block_label"] = (rb, stack("block_label").astype(str))
+    n = len(results)
+    coords = {
+        "replicate": np.array([r["replicate"] for r in results], dtype=np.int64),
+        "method": np.array(spec.outputs, dtype=str),
+        "target": np.array(spec.truths, dtype=str),
+        "method_target": ("method", np.array(targets, dtype=str)),
+        "method_cost": ("method", np.array([_cost(spec, o) for o in spec.outputs], dtype=str)),
+        "block": np.arange(n_blocks.pop(), dtype=np.int64),
+        "design": ("replicate", np.full(n, spec.scenario.design, dtype=object).astype(str)),
+        "scheme": ("replicate", np.full(n, spec.scenario.cv, dtype=object).astype(str)),
+    }
+    return normalise(xr.Dataset(data, coords=coords))
+
+
+def _cost(spec: _Spec, output: str) -> str:
+    return next(m.cost for m in spec.methods if output in m.output_names)
+
+
+def _concat(pieces: Sequence[xr.Dataset]) -> xr.Dataset:
+    """Concatenate pieces along ``replicate`` (numpy, fast), keeping each replicate once."""
+    seen: set[int] = set()
+    keep = []
+    for ds in pieces:
+        index = ds["replicate"].values
+        mask = np.array([int(i) not in seen for i in index], dtype=bool)
+        seen.update(int(i) for i in index)
+        if mask.any():
+            keep.append(ds.isel(replicate=np.flatnonzero(mask)) if not mask.all() else ds)
+    if len(keep) == 1:
+        out = keep[0]
+    else:
+        first = keep[0]
+        data = {}
+        for name, var in first.variables.items():
+            if "replicate" in var.dims:
+                axis = var.dims.index("replicate")
+                values = np.concatenate([ds.variables[name].values for ds in keep], axis=axis)
+                data[name] = (var.dims, values)
+        coords = {k: v for k, v in data.items() if k in first.coords}
+        variables = {k: v for k, v in data.items() if k not in first.coords}
+        static = {
+            k: first.coords[k] for k in first.coords if "replicate" not in first.coords[k].dims
+        }
+        out = xr.Dataset(variables, coords={**static, **coords})
+    order = np.argsort(out["replicate"].values, kind="stable")
+    return normalise(out.isel(replicate=order))
+
+
+def _settings(spec: _Spec, seed: int, method_names: Sequence[str]) -> dict[str, Any]:
+    return {
+        "scenario": spec.scenario.name,
+        "scenario_class": type(spec.scenario).__name__,
+        "scenario_params": spec.scenario.params(),
+        "scenario_hash": joblib.hash(spec.scenario),
+        "learner": repr(spec.learner),
+        "learner_hash": joblib.hash(spec.learner),
+        "loss": spec.loss.name,
+        "methods": list(method_names),
+        "outputs": list(spec.outputs),
+        "method_options": json.loads(json.dumps(spec.options, default=repr, sort_keys=True)),
+        "level": spec.level,
+        "truths": list(spec.truths),
+        "seed": seed,
+    }
+
+
+def run_study(
+    scenario: Scenario,
+    learner: Any = None,
+    methods: str | Sequence[str] | None = "all",
+    n_replicates: int = 100,
+    *,
+    level: float = 0.90,
+    loss: str | Loss | Any = None,
+    truths: Sequence[str] | None = None,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    random_state: int | np.random.Generator | None = None,
+    n_jobs: int | None = None,
+    backend: str = "joblib",
+    store: str | Any = None,
+    progress: bool = False,
+    on_error: str = "raise",
+    chunk_size: int | None = None,
+    flush_interval: float = 2.0,
+    inner_threads: int | None = 1,
+) -> xr.Dataset:
+    """Run a coverage study: replicates of a scenario, every method, the truths.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Where the data come from (:mod:`bayescv.compare.scenarios`).
+    learner : estimator, optional
+        Default: the scenario's (unregularised logistic regression, OLS, ridge...). Unset
+        ``random_state`` parameters are seeded per replicate.
+    methods : "all", "closed_form", str or sequence of str, default "all"
+        Registry names (:func:`bayescv.compare.available_methods`).
+    n_replicates : int, default 100
+        Replicates; with a store, more than stored extends the study.
+    level : float, default 0.90
+        Nominal coverage (Bates et al. use 0.90).
+    loss : str, Loss or callable, optional
+        Default: the scenario's (zero-one or squared).
+    truths : sequence of str, optional
+        Per-replicate truths to compute; default all the scenario can
+        (:meth:`Scenario.truth_names`); ``[]`` skips them (no full-data fit).
+    method_options : mapping, optional
+        Options per method name, e.g. ``{"nested_cv": {"n_repeats": 20}}``, and for the
+        closed-form batch under ``"closed_form"`` (``{"dist": "t"}``).
+    random_state : None, int or numpy.random.Generator
+        The study's seed; replicate i uses child seed i, whatever the order it runs in.
+    n_jobs : int, optional
+        Parallel workers of the joblib backend (replicates run in parallel, each on one
+        thread); ignored by Dask, which uses the cluster's workers.
+    backend : {"joblib", "dask"}, default "joblib"
+        ``"dask"`` submits to the current :class:`distributed.Client`.
+    store : str or path-like, optional
+        ``study.nc`` or ``study.zarr``: write replicates as they finish and resume from what
+        is there (see :mod:`bayescv.compare._store`). Resuming needs the same settings;
+        with ``random_state=None`` the stored seed is reused.
+    progress : bool, default False
+        Show a progress bar over replicates.
+    on_error : {"raise", "record"}, default "raise"
+        A method that raises stops the study, or is recorded as NaN with the message in
+        ``flag``.
+    chunk_size : int, optional
+        Replicates per task; default 1 for one worker or when a method refits, else up to 8.
+    flush_interval : float, default 2.0
+        Least seconds between writes to the store; writes are also spaced at least 19 times
+        their own duration apart (at most about 5% of the run). 0: after every task.
+    inner_threads : int or None, default 1
+        BLAS/OpenMP threads inside a replicate (None: leave as is).
+
+    Returns
+    -------
+    xarray.Dataset
+        The study (see the module docs).
+
+    Examples
+    --------
+    >>> from bayescv.compare import BatesLogistic
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points"],
+    ...                   n_replicates=3, random_state=0)
+    >>> study.sizes["replicate"], study["truth"].sizes["target"]
+    (3, 2)
+    """
+    started = time.perf_counter()
+    check_level(level)
+    if (
+        isinstance(n_replicates, bool)
+        or not isinstance(n_replicates, int | np.integer)
+        or n_replicates < 1
+    ):
+        raise ValueError(f"n_replicates must be a positive integer, got {n_replicates!r}")
+    if backend not in ("joblib", "dask"):
+        raise ValueError(f"backend must be 'joblib' or 'dask', got {backend!r}")
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    learner = scenario.default_learner() if learner is None else learner
+    loss_fn = get_loss(scenario.default_loss() if loss is None else loss, learner)
+    resolved = resolve_methods(methods)
+    allowed = scenario.truth_names()
+    truth_names = allowed if truths is None else tuple(truths)
+    bad = [t for t in truth_names if t not in allowed]
+    if bad:
+        raise ValueError(
+            f"{type(scenario).__name__} ({scenario.design}) cannot compute {bad}; it offers {list(allowed)}"
+        )
+    outputs = tuple(o for m in resolved for o in m.output_names)
+    targets = [m.targets(scenario.cv)[o] for m in resolved for o in m.output_names]
+    options = {k: dict(v) for k, v in (method_options or {}).items()}
+    spec = _Spec(
+        scenario, learner, loss_fn, tuple(resolved), options, float(level), truth_names,
+        outputs, on_error, inner_threads,
+    )  # fmt: skip
+
+    target_store = None if store is None else StudyStore(store)
+    stored = None if target_store is None else target_store.stored_settings()
+    if random_state is None and stored is not None:
+        seed = int(stored["seed"])
+    else:
+        seed = resolve_seed(random_state)
+    settings = json.loads(json.dumps(_settings(spec, seed, [m.name for m in resolved])))
+    if stored is not None and stored != settings:
+        differ = sorted(
+            k for k in settings.keys() | stored.keys() if settings.get(k) != stored.get(k)
+        )
+        raise ValueError(
+            f"the store {store} holds a study with other settings ({', '.join(differ)}); use another path"
+        )
+
+    chunks_done = [] if target_store is None else target_store.load()
+    done = set()
+    for ds in chunks_done:
+        done.update(int(i) for i in ds["replicate"].values)
+    loaded = len(done & set(range(n_replicates)))
+    seeds = child_seeds(seed, n_replicates)
+    pending = [(i, seeds[i]) for i in range(n_replicates) if i not in done]
+
+    client = dask_client() if backend == "dask" and pending else None
+    if client is not None:
+        workers = max(1, sum(client.nthreads().values()))
+    else:
+        workers = joblib.effective_n_jobs(n_jobs)
+    if chunk_size is None and any(m.cost != "losses" for m in resolved):
+        chunk_size = 1  # replicates that refit are slow: one per task, stored as they finish
+    parts = chunks(pending, workers, chunk_size)
+    if client is not None:
+        stream = run_dask(client, _run_chunk, spec, parts)
+    else:
+        stream = run_joblib(_run_chunk, spec, parts, n_jobs)
+
+    new_chunks: list[xr.Dataset] = []
+    if pending and target_store is not None:
+        target_store.start(settings)
+    buffer: list[dict[str, Any]] = []
+    last, write_cost = time.perf_counter(), 0.0
+    with tqdm(total=len(pending), desc="study", unit="rep", disable=not progress) as bar:
+        try:
+            for results in stream if pending else ():
+                buffer.extend(results)
+                bar.update(len(results))
+                # writes are spaced so that they take at most about 5% of the run
+                wait = max(flush_interval, 19 * write_cost) if flush_interval > 0 else 0.0
+                if time.perf_counter() - last >= wait:
+                    start = time.perf_counter()
+                    new_chunks.append(_flush(buffer, spec, targets, target_store))
+                    buffer, last = [], time.perf_counter()
+                    write_cost = last - start
+        except BaseException:  # an error or Ctrl-C: keep what is finished, then re-raise
+            if buffer and target_store is not None:
+                _flush(buffer, spec, targets, target_store)
+            raise
+        if buffer:
+            new_chunks.append(_flush(buffer, spec, targets, target_store))
+
+    full = _concat([*chunks_done, *new_chunks])
+    study = full.isel(replicate=np.flatnonzero(full["replicate"].values < n_replicates))
+    if not np.array_equal(study["replicate"].values, np.arange(n_replicates)):
+        raise RuntimeError(
+            "the study does not hold every replicate exactly once"
+        )  # pragma: no cover
+    study.attrs = _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started)
+    if target_store is not None and (new_chunks or target_store.parts.is_dir()):
+        stored_n = full.sizes["replicate"]
+        if stored_n == n_replicates:
+            target_store.finish(study)
+        else:
+            attrs = _attrs(settings, spec, stored_n, backend, n_jobs, loaded, started)
+            target_store.finish(full.assign_attrs(attrs))
+    return study
+
+
+def load_study(path: str | Any) -> xr.Dataset:
+    """Read a finished study written by :func:`run_study` (``.nc`` or ``.zarr``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store.
+
+    Returns
+    -------
+    xarray.Dataset
+        The study, in memory, strings as numpy ``str``.
+    """
+    store = StudyStore(path)
+    if not store.path.exists():
+        raise ValueError(f"{path}: no such study")
+    with store._open_final() as ds:
+        return normalise(ds.load())
+
+
+def _flush(buffer, spec, targets, target_store) -> xr.Dataset:
+    ds = _to_dataset(buffer, spec, targets)
+    if target_store is not None:
+        target_store.write_part(ds)
+    return ds
+
+
+def _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started) -> dict[str, Any]:
+    versions = {
+        "bayescv": package_version(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scikit-learn": sklearn.__version__,
+        "xarray": xr.__version__,
+        "joblib": joblib.__version__,
+    }
+    return {
+        "title": "bayescv coverage study",
+        "scenario": spec.scenario.name,
+        "scenario_params": json.dumps(spec.scenario.params()),
+        "design": spec.scenario.design,
+        "scheme": spec.scenario.cv,
+        "learner": repr(spec.learner),
+        "loss_name": spec.loss.name,
+        "level": spec.level,
+        "n_replicates": int(n_replicates),
+        "methods": ", ".join(settings["methods"]),
+        "seed": int(settings["seed"]),
+        "settings": json.dumps(settings, sort_keys=True),
+        "versions": json.dumps(versions),
+        "bayescv_version": versions["bayescv"],
+        "created": created_now(),
+        "backend": backend,
+        "n_jobs": "none" if n_jobs is None else int(n_jobs),
+        "replicates_loaded": int(loaded),
+        "wall_time_s": time.perf_counter() - started,
+    }

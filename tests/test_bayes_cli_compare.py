@@ -1,0 +1,117 @@
+"""The ``bayescv bayes`` command and the paired comparison of two learners."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bayescv.bayes import compare_learners, paired_differences
+from bayescv.bayes.simulate import simulate_losses
+from bayescv.cli import main
+from bayescv.losses import from_arrays, to_frame
+
+pytest.importorskip("pymc")
+
+K = 5
+FAST = {"draws": 300, "tune": 300, "chains": 2, "rhat_max": 1.05, "ess_min": 50}
+
+
+@pytest.fixture(scope="module")
+def csv_path(tmp_path_factory):
+    table = simulate_losses(
+        [30, 25, 40, 35, 20], mu=[0.3, 0.4, 0.2, 0.5, 0.35], nu=0.5, gamma_sd=0.05, rho=0.2,
+        random_state=0,
+    )  # fmt: skip
+    path = tmp_path_factory.mktemp("bayes") / "losses.csv"
+    frame = to_frame(table)[["loss", "block"]].rename(columns={"block": "school"})
+    frame.to_csv(path, index=False)
+    return path, float(table["loss"].mean())
+
+
+def test_cli_prints_intervals_as_json_and_writes_plots(csv_path, tmp_path, capsys):
+    path, mu_hat = csv_path
+    argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source"]
+    argv += ["--draws", "300", "--tune", "300", "--chains", "2", "--seed", "1"]
+    assert main([*argv, "--format", "json", "--plot", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out[: out.rindex("}") + 1])
+    ci = result["intervals"]
+    assert set(ci) == {"bayes_expected_cv", "bayes_ose"}
+    assert ci["bayes_expected_cv"]["lower"] < mu_hat < ci["bayes_expected_cv"]["upper"]
+    assert result["n_points"] == 150
+    assert result["level"] == 0.95
+    assert "expected_cv" in result["summary"]
+    for name in ("ppc.png", "posterior.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_table_output(csv_path, capsys):
+    path, _ = csv_path
+    argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source", "--draws", "300"]
+    argv += ["--tune", "300"]
+    assert main([*argv, "--chains", "2", "--level", "0.9", "--interval", "hdi"]) == 0
+    out = capsys.readouterr().out
+    assert "90% intervals (posterior_hdi" in out
+    assert "bayes_ose" in out
+    assert "r-hat max" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--block-col", "fold"], "not in the frame"),
+        (["--level", "1.5"], "--level"),
+        (["--draws", "0"], "--draws"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(csv_path, capsys, args, message):
+    path, _ = csv_path
+    assert main(["bayes", str(path), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert "\n" not in err
+
+
+def test_cli_missing_file(tmp_path, capsys):
+    assert main(["bayes", str(tmp_path / "none.csv")]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_paired_differences_require_the_same_points():
+    a = from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], scheme="source")
+    b = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 0, 1, 1], scheme="source")
+    d = paired_differences(a, b)
+    np.testing.assert_allclose(d["loss"].values, [0.1, 0.0, 0.2, 0.0])
+    assert d.attrs["loss_name"] == "difference"
+    other = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 1, 0, 1], scheme="source")
+    with pytest.raises(ValueError, match="do not pair"):
+        paired_differences(a, other)
+
+
+def test_compare_learners_probabilities():
+    # Learner B is worse by 0.3 on average on every source (A better); rope 0.05.
+    rng = np.random.default_rng(0)
+    sizes = [40, 30, 50, 35, 45]
+    a = simulate_losses(sizes, mu=1.0, nu=0.04, gamma_sd=0.01, rho=0.1, random_state=1)
+    shift = np.repeat([0.3, 0.25, 0.35, 0.3, 0.28], sizes)
+    b = a.copy(data={"loss": a["loss"].values + shift + 0.05 * rng.standard_normal(shift.size)})
+    _idata, summary = compare_learners(a, b, rope=0.05, random_state=0, **FAST)
+    assert list(summary["target"].values) == ["0", "1", "2", "3", "4", "sources", "new_source"]
+    probs = summary[["p_better", "p_equivalent", "p_worse"]].to_array().sum("variable")
+    np.testing.assert_allclose(probs, 1.0)
+    assert float(summary["p_better"].sel(target="sources")) > 0.99
+    assert (summary["p_better"].sel(target=["0", "1", "2", "3", "4"]) > 0.95).all()
+    # The new-source comparison carries the between-source spread: a wider interval.
+    width = summary["upper"] - summary["lower"]
+    assert float(width.sel(target="new_source")) > float(width.sel(target="sources"))
+    # Equivalent learners: the mean difference falls in a generous ROPE.
+    _, same = compare_learners(
+        a,
+        a.copy(data={"loss": a["loss"].values + 0.01 * rng.standard_normal(shift.size)}),
+        rope=0.05,
+        random_state=0,
+        **FAST,
+    )
+    assert float(same["p_equivalent"].sel(target="sources")) > 0.95
+    with pytest.raises(ValueError, match="rope"):
+        compare_learners(a, b, rope=-1.0)

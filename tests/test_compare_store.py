@@ -1,0 +1,178 @@
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayescv._provenance import child_seeds
+from bayescv.compare import (
+    TIMING_VARIABLES,
+    BatesLogistic,
+    Method,
+    load_study,
+    register_method,
+    run_study,
+    unregister_method,
+)
+from bayescv.intervals import interval_dataset
+
+TINY = BatesLogistic(n=40, p=3, n_folds=4)
+METHODS = ["naive_points", "theta_3"]
+
+
+def drop_timing(ds: xr.Dataset) -> xr.Dataset:
+    return ds.drop_vars(list(TIMING_VARIABLES))
+
+
+# A study slowed down by a method that sleeps, so that the kill lands mid-run.
+SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from bayescv.compare import BatesLogistic, Method, register_method, run_study
+    from bayescv.intervals import interval_dataset
+
+    def slow(context, names):
+        time.sleep(0.03)
+        return interval_dataset(names, estimate=[0.5], lower=[0.4], upper=[0.6], se=[0.05],
+                                level=context.level, target="err")
+
+    register_method(Method("slow", slow, "err"))
+    run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "slow"],
+              n_replicates=int(sys.argv[2]), random_state=5, store=sys.argv[1],
+              flush_interval=0, n_jobs=1)
+    """
+)
+
+
+def slow(context, names):
+    """The same method as the script's (the settings record names, not code)."""
+    time.sleep(0.03)
+    return interval_dataset(names, estimate=[0.5], lower=[0.4], upper=[0.6], se=[0.05],
+                            level=context.level, target="err")  # fmt: skip
+
+
+def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
+    # Run in a subprocess, SIGKILL it once a few replicates are stored, run again with the
+    # same store: the result equals an uninterrupted run, every replicate exactly once,
+    # and the stored ones are loaded, not recomputed.
+    store = tmp_path / "study.nc"
+    n = 24
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(store), str(n)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    parts = tmp_path / "study.nc.parts"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list(parts.glob("part-*.nc"))) >= 3:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, f"the study ended before it could be killed: {proc.stderr.read()}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    assert not store.exists()
+    stored = {
+        int(i) for p in parts.glob("part-*.nc") for i in xr.load_dataset(p)["replicate"].values
+    }
+    assert 3 <= len(stored) < n
+    (parts / ".part-000000999-deadbeef.nc.tmp").write_bytes(b"half a file")  # a torn write
+
+    register_method(Method("slow", slow, "err"))
+    try:
+        resumed = run_study(TINY, methods=["naive_points", "slow"], n_replicates=n,
+                            random_state=5, store=store)  # fmt: skip
+        fresh = run_study(TINY, methods=["naive_points", "slow"], n_replicates=n, random_state=5)
+    finally:
+        unregister_method("slow")
+    assert resumed.attrs["replicates_loaded"] == len(stored)
+    np.testing.assert_array_equal(resumed["replicate"], np.arange(n))
+    xr.testing.assert_equal(drop_timing(resumed), drop_timing(fresh))
+    assert store.exists()
+    assert not parts.exists()
+    xr.testing.assert_equal(load_study(store), resumed)
+
+
+def test_store_extends_and_serves_fewer(tmp_path):
+    store = tmp_path / "s.nc"
+    first = run_study(TINY, methods=METHODS, n_replicates=3, random_state=2, store=store)
+    assert first.attrs["replicates_loaded"] == 0
+    assert store.exists()
+    more = run_study(TINY, methods=METHODS, n_replicates=5, random_state=2, store=store)
+    assert more.attrs["replicates_loaded"] == 3
+    fresh = run_study(TINY, methods=METHODS, n_replicates=5, random_state=2)
+    xr.testing.assert_equal(drop_timing(more), drop_timing(fresh))
+    fewer = run_study(TINY, methods=METHODS, n_replicates=2, random_state=2, store=store)
+    xr.testing.assert_equal(fewer, more.isel(replicate=slice(0, 2)))
+    assert load_study(store).sizes["replicate"] == 5
+    # a store remembers its seed
+    again = run_study(TINY, methods=METHODS, n_replicates=5, random_state=None, store=store)
+    assert again.attrs["seed"] == 2
+    assert again.attrs["replicates_loaded"] == 5
+
+
+def test_store_refuses_other_settings(tmp_path):
+    store = tmp_path / "s.nc"
+    run_study(TINY, methods=METHODS, n_replicates=2, random_state=2, store=store)
+    with pytest.raises(ValueError, match=r"other settings \(level\)"):
+        run_study(TINY, methods=METHODS, n_replicates=2, random_state=2, store=store, level=0.8)
+    with pytest.raises(ValueError, match=r"other settings \(.*scenario_hash.*\)"):
+        run_study(BatesLogistic(n=41, p=3, n_folds=4), methods=METHODS, n_replicates=2,
+                  random_state=2, store=store)  # fmt: skip
+
+
+@pytest.mark.skipif(importlib.util.find_spec("zarr") is None, reason="zarr not installed")
+def test_zarr_store(tmp_path):
+    store = tmp_path / "s.zarr"
+    first = run_study(TINY, methods=METHODS, n_replicates=2, random_state=1, store=store)
+    more = run_study(TINY, methods=METHODS, n_replicates=3, random_state=1, store=store)
+    assert more.attrs["replicates_loaded"] == 2
+    xr.testing.assert_equal(load_study(store), more)
+    xr.testing.assert_equal(more.isel(replicate=slice(0, 2)), first)
+
+
+def _fail_on_third(context, names):
+    if context.X[0, 0] == THIRD_X:
+        raise RuntimeError("replicate 2 fails")
+    return interval_dataset(names, estimate=[0.5], lower=[0.4], upper=[0.6], se=[0.05],
+                            level=context.level, target="err")  # fmt: skip
+
+
+def _first_feature(seed: int, n: int, i: int) -> float:
+    """X[0, 0] of replicate i: its data seed is child 0 of the replicate's seed."""
+    data_seed = child_seeds(child_seeds(seed, n)[i], 5)[0]
+    return TINY.draw(np.random.default_rng(data_seed)).X[0, 0]
+
+
+THIRD_X = _first_feature(9, 4, 2)
+
+
+def test_an_error_keeps_the_finished_replicates(tmp_path):
+    store = tmp_path / "s.nc"
+    register_method(Method("fragile", _fail_on_third, "err"))
+    try:
+        with pytest.raises(RuntimeError, match="replicate 2 fails"):
+            run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
+                      flush_interval=100)  # fmt: skip
+        parts = list((tmp_path / "s.nc.parts").glob("part-*.nc"))
+        assert sorted(int(i) for p in parts for i in xr.load_dataset(p)["replicate"].values) == [
+            0,
+            1,
+        ]
+        study = run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
+                          on_error="record")  # fmt: skip
+    finally:
+        unregister_method("fragile")
+    assert study.attrs["replicates_loaded"] == 2
+    assert study["flag"].values[:, 0].tolist() == [
+        "",
+        "",
+        "error: RuntimeError: replicate 2 fails",
+        "",
+    ]

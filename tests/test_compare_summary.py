@@ -1,0 +1,155 @@
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayescv.compare import (
+    check_design,
+    decompose,
+    monte_carlo_truths,
+    summarize,
+    summary_table,
+)
+
+
+def toy_study(design: str = "sources_fixed") -> xr.Dataset:
+    """Four replicates, two methods, one per-replicate truth; values chosen by hand."""
+    rm = ("replicate", "method")
+    nan = np.nan
+    return xr.Dataset(
+        {
+            "lower": (rm, [[0.25, 0.10], [0.44, 0.20], [0.44, nan], [0.50, 0.30]]),
+            "upper": (rm, [[0.35, 0.50], [0.55, 0.60], [0.55, nan], [0.58, 0.70]]),
+            "estimate": (rm, [[0.30, 0.30], [0.50, 0.40], [0.50, nan], [0.54, 0.50]]),
+            "theta_hat": (rm, [[0.01, 0.04], [0.01, 0.04], [0.01, 0.04], [0.02, 0.04]]),
+            "runtime": (rm, [[0.001, 0.5], [0.001, 0.5], [0.003, 0.5], [0.001, 0.5]]),
+            "flag": (rm, [["", ""], ["", ""], ["", "error: X"], ["", ""]]),
+            "truth": (("replicate", "target"), [[0.30], [0.40], [0.50], [0.60]]),
+            "mu_hat": ("replicate", [0.30, 0.50, 0.50, 0.54]),
+        },
+        coords={
+            "replicate": np.arange(4),
+            "method": ["naive_points", "wide"],
+            "target": ["err_xy"],
+            "method_target": ("method", ["err_xy", "ose"]),
+            "method_cost": ("method", ["losses", "refit"]),
+            "design": ("replicate", [design] * 4),
+            "scheme": ("replicate", ["source"] * 4),
+        },
+        attrs={"level": 0.9, "scenario": "toy"},
+    )
+
+
+def test_coverage_against_hand_computed_values():
+    s = summarize(toy_study())
+    cov = s.sel({"method": "naive_points"})
+    # err_xy (per replicate): covered in replicates 0 and 2; 1: truth 0.40 < lower 0.44
+    # (miss high); 3: truth 0.60 > upper 0.58 (miss low). MC s.e. sqrt(p(1 − p)/R).
+    e = cov.sel(target="err_xy")
+    assert e["coverage"].item() == 0.5
+    assert e["coverage_se"].item() == pytest.approx(0.25)
+    assert e["miss_high"].item() == 0.25
+    assert e["miss_low"].item() == 0.25
+    assert e["miss_high_se"].item() == pytest.approx(np.sqrt(0.25 * 0.75 / 4))
+    # err = mean err_xy = 0.45: low miss in 0 (upper 0.35), high in 3 (lower 0.50)
+    e = cov.sel(target="err")
+    assert (e["coverage"].item(), e["miss_high"].item(), e["miss_low"].item()) == (0.5, 0.25, 0.25)
+    # expected_cv = mean μ̂ = 0.46: covered in 1 and 2 only
+    assert cov["coverage"].sel(target="expected_cv").item() == 0.5
+    # "wide" is undefined in replicate 2: coverage over the 3 defined replicates
+    wide = s.sel({"method": "wide"})
+    assert wide["coverage"].sel(target="err_xy").item() == 1.0
+    assert wide["n_valid"].sel(target="err_xy").item() == 3
+    assert wide["undefined"].item() == 0.25
+    assert wide["n_errors"].item() == 1
+    # widths: naive 0.10, 0.11, 0.11, 0.08; wide 0.4 (ratios 4, 40/11, 5 where defined)
+    assert cov["mean_width"].item() == pytest.approx(0.1)
+    assert wide["width_ratio"].item() == pytest.approx((4 + 40 / 11 + 5) / 3)
+    # estimate − err_xy: 0, 0.1, 0, −0.06
+    assert cov["estimate_bias"].item() == pytest.approx(0.01)
+    assert json.loads(s.attrs["truths"]) == pytest.approx({"err": 0.45, "expected_cv": 0.46})
+
+
+def test_theta_bias_against_hand_computed_values():
+    s = summarize(toy_study())
+    # true θ = sample variance of μ̂ = (0.16² + 0.04² + 0.04² + 0.08²)/3
+    v = (0.0256 + 0.0016 + 0.0016 + 0.0064) / 3
+    assert s["theta_true"].item() == pytest.approx(v)
+    naive = s.sel({"method": "naive_points"})
+    assert naive["theta_bias"].item() == pytest.approx(0.0125 - v)
+    assert naive["theta_rel_bias"].item() == pytest.approx(0.0125 / v - 1)
+    th = np.array([0.01, 0.01, 0.01, 0.02])
+    assert naive["theta_rmse"].item() == pytest.approx(np.sqrt(np.mean((th - v) ** 2)))
+    # influence-function s.e.: sd of θ̂_r − (μ̂_r − mean)² R/(R − 1), over sqrt(R)
+    z = th - np.array([0.0256, 0.0016, 0.0016, 0.0064]) * 4 / 3
+    assert naive["theta_bias_se"].item() == pytest.approx(z.std(ddof=1) / 2)
+
+
+def test_design_rules():
+    fixed = toy_study("sources_fixed")
+    with pytest.raises(ValueError, match="not meaningful under design 'sources_fixed'"):
+        summarize(fixed, targets=["ose"])
+    redrawn = toy_study("sources_redrawn")
+    assert "expected_cv" not in summarize(redrawn)["target"].values
+    with pytest.raises(ValueError, match="not meaningful"):
+        summarize(redrawn, targets=["expected_cv"])
+    with pytest.raises(ValueError, match="no truth for"):
+        summarize(redrawn, targets=["ose"])  # the toy study has no ose_xy
+    mixed = xr.concat([fixed, redrawn.assign_coords(replicate=np.arange(4, 8))], "replicate")
+    with pytest.raises(ValueError, match="mixes designs"):
+        summarize(mixed)
+    assert check_design(fixed) == ("sources_fixed", "source")
+
+
+def test_known_truths_replace_monte_carlo_ones():
+    s = summarize(toy_study(), truths={"err": 0.7}, targets=["err"])
+    # 0.7 lies above every naive interval: all low misses
+    assert s["miss_low"].sel({"method": "naive_points", "target": "err"}).item() == 1.0
+    mc = monte_carlo_truths(toy_study())
+    assert mc["truth"].sel(target="err").item() == pytest.approx(0.45)
+    assert mc["truth_se"].sel(target="err").item() == pytest.approx(
+        np.std([0.3, 0.4, 0.5, 0.6], ddof=1) / 2
+    )
+
+
+def test_summary_table_text():
+    text = summary_table(summarize(toy_study()))
+    assert "50.0 ± 25.0" in text  # naive_points coverage of its target err_xy
+    assert "n/a" in text  # "wide" declares ose, not meaningful with the sources fixed
+    assert "coverage % of every target" in text
+
+
+def _block_study(sigma2, omega, gamma, K=3, M=4, R=3000, seed=0):
+    """Losses with Var e = σ², Cov within a block ω, across blocks γ (000 §2)."""
+    rng = np.random.default_rng(seed)
+    shared = rng.normal(0, np.sqrt(gamma), (R, 1, 1))
+    block = rng.normal(0, np.sqrt(omega - gamma), (R, K, 1))
+    e = 0.3 + shared + block + rng.normal(0, np.sqrt(sigma2 - omega), (R, K, M))
+    S = e.sum(axis=2)
+    W = ((e - e.mean(axis=2, keepdims=True)) ** 2).sum(axis=2)
+    rb = ("replicate", "block")
+    return xr.Dataset(
+        {
+            "block_S": (rb, S), "block_W": (rb, W), "block_n": (rb, np.full((R, K), float(M))),
+            "block_label": (rb, np.tile(np.array(["a", "b", "c"]), (R, 1))),
+            "mu_hat": ("replicate", S.sum(axis=1) / (K * M)),
+        },
+        coords={"design": ("replicate", ["iid"] * R), "scheme": ("replicate", ["random"] * R)},
+    )  # fmt: skip
+
+
+def test_decomposition_recovers_known_moments():
+    study = _block_study(1.0, 0.3, 0.1)
+    dec = decompose(study)
+    assert dec["sigma2_mean"].item() == pytest.approx(1.0, abs=0.05)
+    assert dec["omega_mean"].item() == pytest.approx(0.3, abs=0.04)
+    assert dec["gamma_mean"].item() == pytest.approx(0.1, abs=0.04)
+    # the terms add up exactly to the sample variance of μ̂ (an identity)
+    total = dec["sigma2_term"] + dec["omega_term"] + dec["gamma_term"]
+    assert total.item() == pytest.approx(study["mu_hat"].var(ddof=1).item(), rel=1e-10)
+    # and estimate eq. 2 of 000: σ²/N + (M − 1)ω/N + (K − 1)γ/K = 0.225
+    assert dec["theta"].item() == pytest.approx(1 / 12 + 3 * 0.3 / 12 + 2 * 0.1 / 3, rel=0.1)
+    assert dec["block_label"].values.tolist() == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="at least 3"):
+        decompose(study.isel(replicate=slice(0, 2)))
