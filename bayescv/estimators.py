@@ -33,12 +33,16 @@ References
 ----------
 Bengio, Y. & Grandvalet, Y. (2004). No unbiased estimator of the variance of K-fold
 cross-validation. JMLR 5, 1089–1105.
+
 Grandvalet, Y. & Bengio, Y. (2006). Hypothesis testing for cross-validation. Technical
 report 1285, Université de Montréal.
+
 Geras, K. J. & Sutton, C. (2013). Multiple-source cross-validation. ICML, PMLR 28(3),
 1292–1300.
+
 Bates, S., Hastie, T. & Tibshirani, R. (2024). Cross-validation: what does it estimate and
 how well does it do it? JASA 119(546), 1434–1445. doi:10.1080/01621459.2023.2197686
+
 Bayle, P., Bayle, A., Janson, L. & Mackey, L. (2020). Cross-validation confidence intervals
 for test error. NeurIPS 33.
 """

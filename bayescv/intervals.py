@@ -151,7 +151,7 @@ def interval_dataset(
     ----------
     method : sequence of str
         Method names; the last axis of every array.
-    estimate, lower, upper, se : array-like of shape (*leading, n_methods)
+    estimate, lower, upper, se : array-like of shape (..., n_methods)
         Point estimates, bounds and standard errors (NaN where undefined).
     level : float
         Nominal coverage of the intervals.

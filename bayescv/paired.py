@@ -17,8 +17,10 @@ References
 ----------
 Nadeau, C. & Bengio, Y. (2003). Inference for the generalization error. Machine Learning
 52, 239–281. doi:10.1023/A:1024068626366
+
 Bouckaert, R. R. & Frank, E. (2004). Evaluating the replicability of significance tests for
 comparing learning algorithms. PAKDD, LNCS 3056, 3–12. doi:10.1007/978-3-540-24775-3_3
+
 Bayle, P., Bayle, A., Janson, L. & Mackey, L. (2020). Cross-validation confidence intervals
 for test error. NeurIPS 33.
 """
