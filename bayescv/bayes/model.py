@@ -20,10 +20,13 @@ Parameterisation, chosen so that NUTS samples well at any N (``docs/bayes.md``):
   inform and 20 bootstrap replicates inform poorly);
 * every unconstrained coordinate is centred and scaled by the data: log ν_k is centred at the
   mode of its conjugate (within-block) posterior and divided by that posterior's standard
-  deviation (≈ sqrt(2/(n_k − 1))); τ and s_k are κ · softplus(z) with κ their data scales
-  (log-like near 0, linear above κ, so the likelihood's cut-off of a scale whose posterior
-  sits near 0 stays Gaussian in z rather than a doubly exponential wall, which caused rare
-  divergences with τ ≈ 0). The posterior is then O(1) around 0 in
+  deviation (≈ sqrt(2/(n_k − 1))); log s_k is centred at the prior scale of Γ; τ is
+  κ · softplus(z) with κ its data scale: log-like near 0, linear above κ, so the likelihood's
+  cut-off of a τ whose posterior sits near 0 stays Gaussian in z instead of the doubly
+  exponential wall exp(−e^(2z)) of the log scale (rare divergences with τ ≈ 0). The block
+  scales s_k keep the log: with one realisation their posterior is their half-Student-t prior,
+  whose polynomial tail is exponential, and easy for NUTS, only on the log scale.
+  The posterior is then O(1) around 0 in
   every direction whether there are 10³ or 10⁷ losses, so the sampler's initial unit mass
   matrix and step size are already about right.
 
@@ -115,7 +118,7 @@ def model_data(stats: BlockStats, priors: Priors | None = None) -> dict[str, np.
     data["nu_scale"] = 1.0 / np.sqrt(shape)
     scale_between = stats.scales["sd_between"]
     data["tau_kappa"] = np.asarray(scale_between)
-    data["gamma_kappa"] = np.asarray(scaled["gamma_scale"])
+    data["gamma_loc"] = np.asarray(math.log(scaled["gamma_scale"]))
     return {name: np.asarray(value, dtype=float) for name, value in data.items()}
 
 
@@ -139,7 +142,7 @@ def _inverse_softplus(dist):
     For a scale whose posterior sits near 0: like the log for x ≪ κ, linear for x ≫ κ, so the
     upper edge of the posterior, where the likelihood cuts it off, stays Gaussian in z instead
     of the doubly exponential wall exp(−e^(2z)) it becomes on the log scale (a source of
-    divergences when τ or the block scales are near 0).
+    divergences when τ is near 0).
     """
     import pytensor.tensor as pt
 
@@ -228,7 +231,7 @@ def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> di
     loc = "mu0" if scheme == "source" else "mu"
     out = {
         "nu": np.exp(data["nu_loc"] + data["nu_scale"] * values["nu_z"]),
-        "gamma_sd": data["gamma_kappa"] * np.logaddexp(0.0, values["gamma_sd_z"]),
+        "gamma_sd": np.exp(data["gamma_loc"] + values["gamma_sd_z"]),
         "rho": data["rho_lower"] + (1.0 - data["rho_lower"]) * values["rho_b"],
     }
     tau = data["tau_kappa"] * np.logaddexp(0.0, values["tau_z"]) if scheme == "source" else None
@@ -317,13 +320,14 @@ def build_model(scheme: str, data: dict[str, np.ndarray], labels: Any = None):
             "gamma_sd_z",
             d["gamma_df"],
             d["gamma_scale"],
-            d["gamma_kappa"],
-            dist=_inverse_softplus(
+            d["gamma_loc"],
+            1.0,
+            dist=_scaled_log(
                 lambda df, sigma, size: pm.HalfStudentT.dist(nu=df, sigma=sigma, size=size)
             ),
             **per,
         )
-        gamma_sd = pm.Deterministic("gamma_sd", d["gamma_kappa"] * pt.softplus(gamma_z), **per)
+        gamma_sd = pm.Deterministic("gamma_sd", pt.exp(d["gamma_loc"] + gamma_z), **per)
         rho_b = pm.Beta("rho_b", d["rho_a"], d["rho_a"])
         rho = pm.Deterministic("rho", d["rho_lower"] + (1.0 - d["rho_lower"]) * rho_b)
         ones = pt.ones(k)
@@ -460,7 +464,7 @@ class CompiledModel:
         out = {
             f"{loc}_z": np.asarray(params.get(f"{loc}_z", 0.0)),
             "nu_z": (np.log(params["nu"]) - d["nu_loc"]) / d["nu_scale"],
-            "gamma_sd_z": _inverse_softplus_np(params["gamma_sd"] / d["gamma_kappa"]),
+            "gamma_sd_z": np.log(params["gamma_sd"]) - d["gamma_loc"],
             "rho_b_logodds__": np.log(b) - np.log1p(-b),
         }
         if self.scheme == "source":
