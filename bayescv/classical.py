@@ -21,6 +21,7 @@ What each interval targets (``target`` coordinate of the result):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 
 import numpy as np
 import xarray as xr
@@ -291,13 +292,12 @@ def cv_intervals(
 
 def _slice(stats: BlockStats, r: int) -> BlockStats:
     """Return the statistics of replicate r alone."""
-    fields = {
-        name: getattr(stats, name)[r : r + 1] for name in ("n", "S", "W", "present", "K", "N")
+    per_replicate = {
+        f.name: getattr(stats, f.name)[r : r + 1]
+        for f in fields(stats)
+        if f.name not in ("labels", "replicated")
     }
-    fields.update(
-        {name: getattr(stats, name)[r : r + 1] for name in ("means", "m", "mu_hat", "d", "D", "M")}
-    )
-    return BlockStats(**fields, labels=stats.labels, replicated=False)
+    return BlockStats(**per_replicate, labels=stats.labels, replicated=False)
 
 
 def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bool) -> list:
