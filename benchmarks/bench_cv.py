@@ -33,10 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -45,21 +42,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
-import sklearn
 import xarray as xr
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
-from threadpoolctl import threadpool_info
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import load_average, machine_info  # house helpers
 
 import bayescv
 from bayescv.losses import from_arrays
 from bayescv.moments import block_sums
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Packages whose versions the results record (bench_nested.py records the same).
+MACHINE_PACKAGES = ["numpy", "scipy", "scikit-learn", "xarray", "bayescv"]
 
 CV_SAMPLES = 20_000
 CV_FEATURES = 20
@@ -244,46 +243,6 @@ def bench_moments() -> dict[str, Any]:
     return out
 
 
-def git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
-    ).stdout.strip()
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                line.split(":", 1)[1].strip() for line in f if line.startswith("model name")
-            )
-    except (OSError, StopIteration):
-        pass
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-        commit += " (uncommitted changes)" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "xarray": xr.__version__,
-        "bayescv": bayescv.__version__,
-        "git_commit": commit,
-        "blas": [
-            f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
-            for p in threadpool_info()
-        ],
-    }
-
-
 def markdown(results: dict[str, Any]) -> str:
     m, cv, mo = results["machine"], results["cv_overhead"], results["moments"]
     ms = lambda s: f"{s * 1e3:.2f} ms"  # noqa: E731
@@ -349,8 +308,8 @@ def main() -> None:
     started = time.perf_counter()
     results: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-        "machine": machine(),
-        "load_before": os.getloadavg()[0],
+        "machine": machine_info(MACHINE_PACKAGES, cpu=True, with_blas=True),
+        "load_before": load_average(),
     }
     print("CV runner overhead ...", flush=True)
     results["cv_overhead"] = bench_cv()
@@ -372,7 +331,7 @@ def main() -> None:
         f"with source {mo['block_moments_with_source']['median_s'] * 1e3:.1f} ms "
         f"(x{mo['ratio_block_moments_with_source']:.0f})"
     )
-    results["load_after"] = os.getloadavg()[0]
+    results["load_after"] = load_average()
     results["total_runtime_s"] = time.perf_counter() - started
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench_cv.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -31,10 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -42,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
-import xarray as xr
-from threadpoolctl import threadpool_info
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import load_average, machine_info  # house helpers
 
 import bayescv
 import bayescv.estimators as est
@@ -210,45 +207,6 @@ def bench() -> dict[str, Any]:
     return out
 
 
-def git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
-    ).stdout.strip()
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                line.split(":", 1)[1].strip() for line in f if line.startswith("model name")
-            )
-    except (OSError, StopIteration):
-        pass
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-        commit += " (uncommitted changes)" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "xarray": xr.__version__,
-        "bayescv": bayescv.__version__,
-        "git_commit": commit,
-        "blas": [
-            f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
-            for p in threadpool_info()
-        ],
-    }
-
-
 def markdown(results: dict[str, Any]) -> str:
     m, b = results["machine"], results["estimators"]
     t = b["timings"]
@@ -316,8 +274,8 @@ def main() -> None:
     results: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "command": " ".join(["python", *sys.argv]),
-        "machine": machine(),
-        "load_before": os.getloadavg()[0],
+        "machine": machine_info(["numpy", "scipy", "xarray", "bayescv"], cpu=True, with_blas=True),
+        "load_before": load_average(),
     }
     print("variance estimators ...", flush=True)
     results["estimators"] = b = bench()
@@ -330,7 +288,7 @@ def main() -> None:
         f"{t['all_estimators_from_stats']['median_s'] * 1e3:.2f} ms; "
         f"from_arrays (untimed) {b['untimed_from_arrays_s']:.2f} s"
     )
-    results["load_after"] = os.getloadavg()[0]
+    results["load_after"] = load_average()
     results["total_runtime_s"] = time.perf_counter() - started
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench_estimators.json").write_text(json.dumps(results, indent=2) + "\n")

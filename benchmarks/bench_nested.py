@@ -43,7 +43,6 @@ import datetime as dt
 import gc
 import json
 import math
-import os
 import statistics
 import sys
 import time
@@ -59,7 +58,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cv import machine, summary  # house helpers
+from _report import load_average, machine_info  # house helpers
+from bench_cv import MACHINE_PACKAGES, summary
 
 from bayescv._nested_core import draw_folds
 from bayescv._provenance import child_seeds
@@ -346,8 +346,8 @@ def main() -> None:
     started = time.perf_counter()
     results: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-        "machine": machine(),
-        "load_before": os.getloadavg()[0],
+        "machine": machine_info(MACHINE_PACKAGES, cpu=True, with_blas=True),
+        "load_before": load_average(),
     }
     print(
         f"nested CV, {N_REPEATS} repetitions, then {OVERHEAD_PAIRS} overhead pairs ...", flush=True
@@ -359,7 +359,7 @@ def main() -> None:
         f"plain loop {f['plain_loop_wall_s']:.1f} s ({f['fits_per_s_plain_loop']:.0f} fits/s)\n"
         f"  overhead ratio: wall {o['wall']['ratio_of_medians']:.3f}, cpu {o['cpu']['ratio_of_medians']:.3f}"
     )
-    results["load_after"] = os.getloadavg()[0]
+    results["load_after"] = load_average()
     results["total_runtime_s"] = time.perf_counter() - started
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench_nested.json").write_text(json.dumps(results, indent=2) + "\n")

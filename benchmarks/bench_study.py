@@ -33,9 +33,7 @@ import datetime as dt
 import gc
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,12 +41,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sklearn
 import xarray as xr
 from sklearn.base import clone
 from threadpoolctl import ThreadpoolController
 
-import bayescv
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import load_average, machine_info  # house helpers
+
 from bayescv._provenance import child_seeds
 from bayescv.classical import INTERVAL_METHODS, cv_intervals
 from bayescv.compare import TIMING_VARIABLES, BatesLogistic, run_study
@@ -226,45 +225,21 @@ def speedup() -> dict[str, Any]:
     }
 
 
-def machine() -> dict[str, Any]:
-    try:
-        commit = subprocess.run(
-            ["git", "log", "-1", "--format=%h"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], capture_output=True, text=True
-        ).stdout
-        commit += " (uncommitted changes)" if dirty.strip() else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {
-        "cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
-        "xarray": xr.__version__,
-        "bayescv": bayescv.__version__,
-        "git_commit": commit,
-    }
-
-
 def main() -> None:
     parts = sys.argv[1:] or ["overhead", "speedup"]
     previous = {}
     if len(parts) < 2 and (RESULTS / "bench_study.json").exists():
         previous = json.loads((RESULTS / "bench_study.json").read_text(encoding="utf-8"))
     started = time.perf_counter()
-    load_before = os.getloadavg()[0]
+    load_before = load_average()
     out = {
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "command": "python benchmarks/bench_study.py",
-        "machine": machine(),
+        "machine": machine_info(["numpy", "scikit-learn", "xarray", "bayescv"]),
         "load_before": load_before,
         "overhead": overhead() if "overhead" in parts else previous["overhead"],
         "speedup": speedup() if "speedup" in parts else previous["speedup"],
-        "load_after": os.getloadavg()[0],
+        "load_after": load_average(),
     }
     out["run_time_s"] = time.perf_counter() - started
     RESULTS.mkdir(exist_ok=True)

@@ -29,13 +29,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import usable_cores  # house helpers
 
 from bayescv.compare import BatesLogistic, run_study, summarize
 
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "naive_time_s": naive_time,
         "nested_time_s": nested.attrs["wall_time_s"],
         "nested_s_per_replicate": float(nested["time_total"].mean()),
-        "cores": len(os.sched_getaffinity(0)),
+        "cores": usable_cores(),
         "scenario": repr(scenario),
         "learner": naive.attrs["learner"],
         "replicates": args.replicates,

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 import tempfile
 import time
@@ -41,6 +40,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import Ridge
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import usable_cores  # house helpers
 
 from bayescv.compare import (
     MultiSourceLogistic,
@@ -353,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         "compute_s": sum(
             v["compute_s"] for sc in results.values() for r in sc.values() for v in r.values()
         ),
-        "cores": len(os.sched_getaffinity(0)),
+        "cores": usable_cores(),
         "replicates": args.replicates,
         "m": args.m,
         "seed": args.seed,

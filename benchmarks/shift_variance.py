@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,9 +42,10 @@ import matplotlib as mpl
 mpl.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import sklearn
 
-import bayescv
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine_info  # house helpers
+
 from bayescv.shift import (
     GaussianShift,
     control_variate_risk,
@@ -261,17 +260,6 @@ def figure(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def git_commit() -> str:
-    try:
-        run = lambda *a: subprocess.run(  # noqa: E731
-            ["git", *a], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
-        ).stdout.strip()
-        dirty = run("status", "--porcelain", "--untracked-files=no")
-        return run("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def fmt(value: float, err: float, digits: int = 3) -> str:
     return f"{value:.{digits}f} ± {err:.{digits}f}"
 
@@ -398,14 +386,7 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "seed": SEED,
         "replicates": REPLICATES,
-        "machine": {
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "scikit-learn": sklearn.__version__,
-            "bayescv": bayescv.__version__,
-            "git_commit": git_commit(),
-        },
+        "machine": machine_info(["numpy", "scikit-learn", "bayescv"], cores=False),
         "scenario": "GaussianShift(scale=1, misfit=0.5, noise=1), shift varied",
         "exact_weights": rows,
         "estimated_weights": estimated,

@@ -11,6 +11,8 @@ intercept b:
   Gauss–Hermite inside), accurate to about 1e-7.
 
 Used by the synthetic scenarios as the noise-free truth when the learner is linear.
+:func:`bates_coefficient` solves the Bayes error of a logistic source for its scale, with the
+same quadrature.
 """
 
 from __future__ import annotations
@@ -18,15 +20,37 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
-__all__ = ["linear_predictor", "logistic_zero_one_error", "squared_error"]
+__all__ = ["bates_coefficient", "linear_predictor", "logistic_zero_one_error", "squared_error"]
 
 # Outer: Gauss–Legendre on each side of the decision boundary; inner: Gauss–Hermite.
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(96)
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(64)
 _GH_W = _GH_W / np.sqrt(2 * np.pi)
 _EDGE = 10.0
+
+
+def _normal_nodes(
+    lo: np.ndarray, hi: np.ndarray, x: np.ndarray = _GL_X, w: np.ndarray = _GL_W
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Legendre nodes on each [lo, hi], weights times the standard normal density.
+
+    Parameters
+    ----------
+    lo, hi : ndarray of shape (S,)
+        Integration limits.
+    x, w : ndarray of shape (n,)
+        Gauss–Legendre nodes and weights on [-1, 1].
+
+    Returns
+    -------
+    z, weights : ndarray of shape (S, n)
+        ``∫_lo^hi f(z) φ(z) dz ≈ (weights * f(z)).sum(axis=1)``.
+    """
+    half = (hi - lo)[:, None] / 2
+    z = lo[:, None] + half * (x + 1)
+    return z, half * w * np.exp(-0.5 * z**2) / np.sqrt(2 * np.pi)
 
 
 def linear_predictor(model: Any, loss_name: str, link: str) -> tuple[np.ndarray, float] | None:
@@ -160,17 +184,47 @@ def logistic_zero_one_error(
     zstar = np.clip(zstar, -_EDGE, _EDGE)
     spread = s_u * np.sqrt(1.0 - rho**2)
 
-    def nodes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        half = (hi - lo)[:, None] / 2
-        z = lo[:, None] + half * (_GL_X + 1)
-        return z, half * _GL_W * np.exp(-0.5 * z**2) / np.sqrt(2 * np.pi)
-
     def p_one(z: np.ndarray) -> np.ndarray:  # E[expit(u) | z], u | z normal
         centre = mu_u[:, None] + (rho * s_u)[:, None] * z
         inner = special.expit(centre[..., None] + spread[:, None, None] * _GH_X)
         return inner @ _GH_W
 
     edge = np.full_like(zstar, _EDGE)
-    z_lo, w_lo = nodes(-edge, zstar)
-    z_hi, w_hi = nodes(zstar, edge)
+    z_lo, w_lo = _normal_nodes(-edge, zstar)  # predicted 0: wrong when y = 1
+    z_hi, w_hi = _normal_nodes(zstar, edge)  # predicted 1: wrong when y = 0
     return (w_lo * p_one(z_lo)).sum(axis=1) + (w_hi * (1.0 - p_one(z_hi))).sum(axis=1)
+
+
+def bates_coefficient(bayes_error: float, n_signal: int = 3) -> float:
+    """Scale c with Bayes error `bayes_error` for P(y=1|x) = expit(c·(x₁+…+x_s)), x ~ N(0, I).
+
+    The Bayes error is E[min(σ(u), 1 − σ(u))] with u ~ N(0, s·c²) (Bates et al. 2024, §5;
+    their footnote writes it as 2∫_{θ·x≤0} σ(−θ·x) dN(x)).
+
+    Parameters
+    ----------
+    bayes_error : float
+        In (0, 0.5).
+    n_signal : int, default 3
+        Number s of non-zero coefficients.
+
+    Returns
+    -------
+    float
+        The scale c.
+
+    Examples
+    --------
+    >>> round(bates_coefficient(0.33), 4), round(bates_coefficient(0.225), 4)
+    (0.5571, 1.1321)
+    """
+    if not 0 < bayes_error < 0.5:
+        raise ValueError(f"bayes_error must be in (0, 0.5), got {bayes_error!r}")
+    # By symmetry the Bayes error is 2 ∫_0^∞ expit(−c √s z) φ(z) dz: smooth on [0, 10].
+    z, w = _normal_nodes(np.zeros(1), np.full(1, 10.0), *np.polynomial.legendre.leggauss(200))
+    z, w = z[0], w[0]
+
+    def excess(c: float) -> float:
+        return float(2 * w @ special.expit(-c * np.sqrt(n_signal) * z)) - bayes_error
+
+    return float(optimize.brentq(excess, 1e-9, 100.0, xtol=1e-12))

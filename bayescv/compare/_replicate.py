@@ -1,0 +1,231 @@
+"""One replicate of a coverage study, as a worker runs it (see :func:`bayescv.compare.run_study`).
+
+:class:`_Spec` holds everything a replicate needs and is pickled once per task;
+:func:`run_replicate` draws the data, runs the CV, computes the truths and runs every method,
+and returns plain arrays that :mod:`bayescv.compare.study` assembles into the study Dataset.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from sklearn.base import clone
+
+from bayescv._provenance import child_seeds
+from bayescv.compare.registry import Context, Method
+from bayescv.compare.scenarios import Scenario
+from bayescv.loss_functions import Loss
+from bayescv.losses import from_arrays
+
+__all__ = ["run_replicate"]
+
+#: Per-method variables of a study, dims (replicate, method).
+_PER_METHOD = ("estimate", "lower", "upper", "se", "theta_hat", "runtime")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """Everything a worker needs to run a replicate (pickled once per task)."""
+
+    scenario: Scenario
+    learner: Any
+    loss: Loss
+    methods: tuple[Method, ...]
+    options: Mapping[str, Mapping[str, Any]]
+    level: float
+    truths: tuple[str, ...]
+    outputs: tuple[str, ...]
+    on_error: str
+    inner_threads: int | None
+
+
+@functools.cache
+def _controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _name_seed(root: int, name: str) -> int:
+    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
+    return int(sequence.generate_state(1, np.uint32)[0])
+
+
+def _seeded(learner: Any, seed: int) -> Any:
+    """Return the learner with every unset ``random_state`` parameter set to `seed`."""
+    params = learner.get_params(deep=True)
+    unset = {
+        k: seed
+        for k, v in params.items()
+        if (k == "random_state" or k.endswith("__random_state")) and v is None
+    }
+    return clone(learner).set_params(**unset) if unset else learner
+
+
+def _cross_validate(learner, X, y, folds, loss, keep: bool):
+    n = len(y)
+    values = np.empty(n)
+    models = []
+    stats = np.empty((len(folds), 4))
+    for k, (train, test) in enumerate(folds):
+        model = clone(learner).fit(X[train], y[train])
+        pred = getattr(model, loss.response_method)(X[test])
+        e = loss(y[test], pred, getattr(model, "classes_", None))
+        values[test] = e
+        mean = e.mean()
+        stats[k] = (test.size, e.sum(), e @ e, ((e - mean) ** 2).sum())
+        if keep:
+            models.append(model)
+    return values, stats, models
+
+
+def _moments(stats: np.ndarray, labels: np.ndarray, scheme: str, loss_name: str) -> xr.Dataset:
+    """Build the block moments Dataset of :func:`bayescv.block_moments` from the fold sums."""
+    data = {
+        "n": ("block", stats[:, 0].astype(np.int64)),
+        "S": ("block", stats[:, 1]),
+        "Q": ("block", stats[:, 2]),
+        "W": ("block", stats[:, 3]),
+    }
+    return xr.Dataset(
+        data, coords={"block": labels}, attrs={"scheme": scheme, "loss_name": loss_name}
+    )
+
+
+def _truths(spec: _Spec, learner, draw, folds, models, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    pop, out = draw.population, {}
+    if "err_xy" in spec.truths or "ose_xy" in spec.truths:
+        full = clone(learner).fit(draw.X, draw.y)
+        if "err_xy" in spec.truths:
+            out["err_xy"] = float(pop.weights @ pop.source_errors(full, spec.loss, rng))
+        if "ose_xy" in spec.truths:
+            out["ose_xy"] = pop.new_source_error(full, spec.loss, rng)
+    if "kfold_test_error" in spec.truths:
+        total = 0.0
+        for model, (_, test) in zip(models, folds, strict=True):
+            errors = pop.source_errors(model, spec.loss, rng)
+            total += errors[pop.source_index[test]].sum()
+        out["kfold_test_error"] = total / len(draw.y)
+    return np.array([out[name] for name in spec.truths], dtype=float)
+
+
+def _plan(methods: Sequence[Method]) -> list[tuple[list[Method], str | None]]:
+    """Group batched methods (same func and batch) into one call each, keeping order."""
+    groups: list[tuple[list[Method], str | None]] = []
+    index: dict[tuple[Any, str], int] = {}
+    for m in methods:
+        if m.batch is None:
+            groups.append(([m], None))
+            continue
+        key = (m.func, m.batch)
+        if key not in index:
+            index[key] = len(groups)
+            groups.append(([], m.batch))
+        groups[index[key]][0].append(m)
+    return groups
+
+
+def _message(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"error: {type(error).__name__}: {text}"[:300]
+
+
+def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
+    """Run one replicate: data, CV, truths, every method. Returns plain arrays."""
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data_seed, cv_seed, truth_seed, method_seed, learner_seed = child_seeds(seed, 5)
+        scenario = spec.scenario
+        draw = scenario.draw(np.random.default_rng(data_seed))
+        t_sample = time.perf_counter()
+        learner = _seeded(spec.learner, learner_seed)
+        folds = scenario.folds(draw, cv_seed)
+        keep = "kfold_test_error" in spec.truths
+        values, stats, models = _cross_validate(learner, draw.X, draw.y, folds, spec.loss, keep)
+        if scenario.cv == "source":
+            labels = np.array([draw.groups[test[0]] for _, test in folds])
+        else:
+            labels = np.arange(len(folds))
+        moments = _moments(stats, labels, scenario.cv, spec.loss.name)
+        t_cv = time.perf_counter()
+        truth = (
+            _truths(spec, learner, draw, folds, models, truth_seed) if spec.truths else np.empty(0)
+        )
+        t_truth = time.perf_counter()
+
+        def table() -> xr.Dataset:
+            block = np.empty(len(values), dtype=labels.dtype)
+            for label, (_, test) in zip(labels, folds, strict=True):
+                block[test] = label
+            return from_arrays(
+                values, block, source=draw.groups, scheme=scenario.cv, loss_name=spec.loss.name
+            )
+
+        context = Context(
+            X=draw.X, y=draw.y, groups=draw.groups, learner=learner, loss=spec.loss,
+            scheme=scenario.cv, n_folds=len(folds), level=spec.level, seed=method_seed,
+            moments=moments, table=table,
+        )  # fmt: skip
+        n_out = len(spec.outputs)
+        result = {name: np.full(n_out, np.nan) for name in _PER_METHOD}
+        flags = [""] * n_out
+        position = {name: j for j, name in enumerate(spec.outputs)}
+        for group, batch in _plan(spec.methods):
+            names = [o for m in group for o in m.output_names]
+            options = dict(spec.options.get(batch or group[0].name, {}))
+            start = time.perf_counter()
+            try:
+                ds = group[0].func(
+                    context.with_seed(_name_seed(method_seed, batch or group[0].name)),
+                    names,
+                    **options,
+                )
+            except Exception as error:
+                if spec.on_error == "raise":
+                    raise
+                for name in names:
+                    flags[position[name]] = _message(error)
+                ds = None
+            elapsed = (time.perf_counter() - start) / len(names)
+            rows = {} if ds is None else {m: i for i, m in enumerate(ds["method"].values.tolist())}
+            for name in names:
+                j = position[name]
+                result["runtime"][j] = elapsed
+                if ds is None:
+                    continue
+                if name not in rows:
+                    raise ValueError(f"method {group[0].name!r} returned no row {name!r}")
+                i = rows[name]
+                for var in ("estimate", "lower", "upper", "se"):
+                    result[var][j] = ds[var].values[..., i]
+                theta = ds["theta"].values[..., i] if "theta" in ds else result["se"][j] ** 2
+                result["theta_hat"][j] = theta
+                flags[j] = str(ds["flag"].values[..., i]) if "flag" in ds else ""
+    done = time.perf_counter()
+    messages = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
+    result.update(
+        replicate=replicate, seed=seed, flag=flags, truth=truth,
+        mu_hat=float(stats[:, 1].sum() / stats[:, 0].sum()),
+        block_n=stats[:, 0], block_S=stats[:, 1], block_W=stats[:, 3],
+        block_label=labels.astype(str), warnings=" | ".join(messages)[:1000],
+        time_sample=t_sample - started, time_cv=t_cv - t_sample, time_truth=t_truth - t_cv,
+        time_methods=done - t_truth, time_total=done - started,
+    )  # fmt: skip
+    return result
+
+
+def _run_chunk(spec: _Spec, items: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    if spec.inner_threads is None:
+        return [run_replicate(spec, i, s) for i, s in items]
+    with _controller().limit(limits=spec.inner_threads):
+        return [run_replicate(spec, i, s) for i, s in items]
