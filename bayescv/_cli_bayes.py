@@ -2,7 +2,8 @@
 
 The CSV is long-format, one row per test point, with a loss column and a block column (and
 optionally a source column). The command prints the posterior summary (ArviZ), the
-convergence diagnostics and the posterior intervals of ``expected_cv`` and ``ose``; with
+convergence diagnostics and the posterior intervals of ``expected_cv`` (the sources at hand),
+``ose`` (the mean error over new sources) and ``new_source`` (the error of one new source); with
 ``--plot DIR`` it also writes the predictive-check and posterior figures there. Bad input
 gives a one-line error and exit status 2.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 __all__ = ["register"]
 
-_SUMMARY_VARS = ["expected_cv", "ose", "theta", "mu0", "mu", "tau", "rho"]
+_SUMMARY_VARS = ["expected_cv", "ose", "new_source", "theta", "mu0", "mu", "tau", "rho"]
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +36,8 @@ def register(subparsers: Any) -> None:
         description=(
             "Fit the collapsed hierarchical model of CV errors (bayescv.bayes) to a long-format "
             "loss table and print the posterior summary and the intervals for the mean error "
-            "of the sources at hand (expected_cv) and on a new source (ose)."
+            "of the sources at hand (expected_cv), the mean error over new sources (ose) and "
+            "the error of one new source (new_source)."
         ),
     )
     p.add_argument("losses", type=Path, help="CSV file, one row per test point")
@@ -54,7 +56,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--draws", type=int, default=1000, help="draws per chain (default: 1000)")
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="chains (default: 4)")
-    p.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc")
+    p.add_argument(
+        "--sampler",
+        choices=["auto", "pymc", "nutpie", "numpyro"],
+        default="auto",
+        help="NUTS implementation (default: auto, nutpie if installed, else pymc)",
+    )
     p.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
     p.add_argument("--interval", choices=["eti", "hdi"], default="eti", help="interval kind")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -174,7 +181,8 @@ def _print_table(table, summary, intervals, diag) -> None:
     frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
     print(
         f"\n{intervals.attrs['level']:.0%} intervals ({intervals.attrs['dist']}; "
-        "expected_cv: the sources at hand; ose: a new source)"
+        "expected_cv: the sources at hand; ose: the mean over new sources; "
+        "new_source: one new source)"
     )
     print(frame.to_string(float_format="{:.5g}".format))
 

@@ -7,8 +7,18 @@ importance weighting) returns the same :class:`xarray.Dataset`:
   when nothing is wrong: for example ``"negative_variance"`` when a variance estimate was
   below zero and no interval could be formed), all with dim ``method`` last, after any
   leading dims such as ``replicate``;
-* coord ``target`` along ``method``: the estimand each interval is for (``expected_cv``,
-  ``ose``, ``err``, ``err_xy``, ``kfold_test_error``, ``target_risk``, ...);
+* coord ``target`` along ``method``: the estimand each interval is for, one of
+  :data:`ESTIMANDS`:
+
+  - ``expected_cv``: E[μ̂] with the sources fixed and the data within them resampled;
+  - ``ose``: the out-of-source error, the mean error over the population of sources
+    (Geras & Sutton 2013, eq. 3): a fixed number;
+  - ``new_source``: the error level of one new source, a random draw from that population
+    (a predictive target: it carries the between-source spread τ² itself);
+  - ``err``: the expected error over training sets of size n (Bates et al.'s Err);
+  - ``err_xy``: the error of the model fitted on this data set (Bates et al.'s Err_XY);
+  - ``kfold_test_error``: the mean conditional error of the K fold models (Bayle et al.);
+  - ``target_risk``: the risk on a covariate-shifted target domain;
 * attrs ``level`` (the nominal coverage), ``target`` (the common target, or the distinct
   targets joined by ``", "``), ``dist``, and provenance (``bayescv_version``, ``created``,
   ``seed`` when randomness was involved).
@@ -43,6 +53,7 @@ __all__ = [
 ESTIMANDS = (
     "expected_cv",
     "ose",
+    "new_source",
     "err",
     "err_xy",
     "kfold_test_error",

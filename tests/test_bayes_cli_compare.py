@@ -13,7 +13,15 @@ from bayescv.losses import from_arrays, to_frame
 pytest.importorskip("pymc")
 
 K = 5
-FAST = {"draws": 300, "tune": 300, "chains": 2, "rhat_max": 1.05, "ess_min": 50}
+# PyMC's sampler named: the default "auto" would compile nutpie (about 35 s) when installed.
+FAST = {
+    "draws": 300,
+    "tune": 300,
+    "chains": 2,
+    "rhat_max": 1.05,
+    "ess_min": 50,
+    "sampler": "pymc",
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +39,25 @@ def csv_path(tmp_path_factory):
 def test_cli_prints_intervals_as_json_and_writes_plots(csv_path, tmp_path, capsys):
     path, mu_hat = csv_path
     argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source"]
-    argv += ["--draws", "300", "--tune", "300", "--chains", "2", "--seed", "1"]
+    argv += [
+        "--draws",
+        "300",
+        "--tune",
+        "300",
+        "--chains",
+        "2",
+        "--seed",
+        "1",
+        "--sampler",
+        "pymc",
+    ]
     assert main([*argv, "--format", "json", "--plot", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     result = json.loads(out[: out.rindex("}") + 1])
     ci = result["intervals"]
-    assert set(ci) == {"bayes_expected_cv", "bayes_ose"}
+    assert set(ci) == {"bayes_expected_cv", "bayes_ose", "bayes_new_source"}
+    assert ci["bayes_new_source"]["target"] == "new_source"
+    assert result["diagnostics"]["sampler"] == "pymc"
     assert ci["bayes_expected_cv"]["lower"] < mu_hat < ci["bayes_expected_cv"]["upper"]
     assert result["n_points"] == 150
     assert result["level"] == 0.95
@@ -48,11 +69,13 @@ def test_cli_prints_intervals_as_json_and_writes_plots(csv_path, tmp_path, capsy
 def test_cli_table_output(csv_path, capsys):
     path, _ = csv_path
     argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source", "--draws", "300"]
-    argv += ["--tune", "300"]
+    argv += ["--tune", "300", "--sampler", "pymc"]
     assert main([*argv, "--chains", "2", "--level", "0.9", "--interval", "hdi"]) == 0
     out = capsys.readouterr().out
     assert "90% intervals (posterior_hdi" in out
     assert "bayes_ose" in out
+    assert "bayes_new_source" in out
+    assert "new_source: one new source" in out
     assert "r-hat max" in out
 
 
@@ -96,14 +119,21 @@ def test_compare_learners_probabilities():
     shift = np.repeat([0.3, 0.25, 0.35, 0.3, 0.28], sizes)
     b = a.copy(data={"loss": a["loss"].values + shift + 0.05 * rng.standard_normal(shift.size)})
     _idata, summary = compare_learners(a, b, rope=0.05, random_state=0, **FAST)
-    assert list(summary["target"].values) == ["0", "1", "2", "3", "4", "sources", "new_source"]
+    assert list(summary["target"].values) == [
+        "0", "1", "2", "3", "4", "sources", "ose", "new_source",
+    ]  # fmt: skip
     probs = summary[["p_better", "p_equivalent", "p_worse"]].to_array().sum("variable")
     np.testing.assert_allclose(probs, 1.0)
     assert float(summary["p_better"].sel(target="sources")) > 0.99
     assert (summary["p_better"].sel(target=["0", "1", "2", "3", "4"]) > 0.95).all()
-    # The new-source comparison carries the between-source spread: a wider interval.
+    # The one-new-source comparison carries the between-source spread τ² itself, the mean over
+    # new sources (μ₀) about τ²/K: a wider interval than either the latter or the sources'.
     width = summary["upper"] - summary["lower"]
     assert float(width.sel(target="new_source")) > float(width.sel(target="sources"))
+    assert float(width.sel(target="new_source")) > float(width.sel(target="ose"))
+    np.testing.assert_allclose(
+        summary["mean"].sel(target="ose"), _idata.posterior["mu0"].values.mean()
+    )
     # Equivalent learners: the mean difference falls in a generous ROPE.
     _, same = compare_learners(
         a,

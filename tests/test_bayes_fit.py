@@ -3,9 +3,11 @@
 Fast tests sample little (2 chains x 300 draws after 300 tuning steps) from the one compiled
 CVS model for K = 5 that the per-thread cache keeps for the session; with so few draws they
 check convergence at r-hat <= 1.05 and ESS >= 50 instead of the defaults (1.01 and 400),
-which the slow tests and the benchmark check at full length.
+which the slow tests and the benchmark check at full length. They pass ``sampler="pymc"``: the
+default ``"auto"`` takes nutpie when installed, whose first compilation costs about 35 s.
 """
 
+import sys
 import warnings
 
 import numpy as np
@@ -19,14 +21,22 @@ from bayescv.bayes import (
     posterior_intervals,
     predictive_check,
 )
-from bayescv.bayes._stats import collapse, gamma_matrix
+from bayescv.bayes._samplers import resolve_sampler
+from bayescv.bayes._stats import collapse, gamma_matrix, sigma_matrix
 from bayescv.bayes.model import model_data
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.losses import from_arrays, stack_replicates
 
 pytest.importorskip("pymc")
 
-FAST = {"draws": 300, "tune": 300, "chains": 2, "rhat_max": 1.05, "ess_min": 50}
+FAST = {
+    "draws": 300,
+    "tune": 300,
+    "chains": 2,
+    "rhat_max": 1.05,
+    "ess_min": 50,
+    "sampler": "pymc",
+}
 K = 5
 TRUTH = {
     "mu": np.array([0.2, 0.5, 0.35, 0.8, 0.3]),
@@ -78,6 +88,7 @@ def test_groups_and_diagnostics_are_recorded(fitted):
     assert attrs["ess_bulk_min"] >= 50
     assert attrs["replicate_kind"] == "single"
     assert attrs["sampler"] == "pymc"
+    assert attrs["sampler_requested"] == "pymc"
     assert fitted.log_likelihood["W"].dims == ("chain", "draw", "block")
 
 
@@ -104,24 +115,110 @@ def test_expected_cv_is_centred_on_the_cv_estimate(fitted, table):
     assert draws.var() == pytest.approx(_draws(fitted, "theta").mean(), rel=0.2)
 
 
-def test_ose_carries_between_source_heterogeneity(fitted):
-    # ose = μ₀ + τ z with z ~ N(0, 1) independent of (μ₀, τ), so Var(ose) = Var(μ₀) + E[τ²]
-    # (law of total variance): the new-source interval carries the heterogeneity τ². Check the
-    # construction exactly: (ose − μ₀) / τ is a standard normal sample (Kolmogorov-Smirnov).
+def test_ose_is_mu0_and_new_source_is_its_predictive(fitted):
+    # OSE (000 eq. 3) is an expectation over new sources, the population mean μ₀: its draws
+    # are μ₀'s. One new source's error is new_source = μ₀ + τ z, z ~ N(0, 1) independent of
+    # (μ₀, τ), so Var(new_source) = Var(μ₀) + E[τ²] (law of total variance). Check the
+    # construction exactly: (new_source − μ₀) / τ is a standard normal sample (KS test).
     from scipy import stats
 
-    ose, mu0, tau = (_draws(fitted, n).ravel() for n in ("ose", "mu0", "tau"))
-    assert stats.kstest((ose - mu0) / tau, "norm").pvalue > 1e-3
+    ose, new, mu0, tau = (_draws(fitted, n).ravel() for n in ("ose", "new_source", "mu0", "tau"))
+    np.testing.assert_array_equal(ose, mu0)
+    assert stats.kstest((new - mu0) / tau, "norm").pvalue > 1e-3
+    assert new.var() == pytest.approx(mu0.var() + np.mean(tau**2), rel=0.15)
     ci = posterior_intervals(fitted, 0.9)
-    width = (ci["upper"] - ci["lower"]).values
-    assert width[1] > 1.5 * width[0]
+    width = ci["upper"] - ci["lower"]
+    # The predictive carries τ² itself, μ₀ only about τ²/K: the new-source interval is wider.
+    assert float(width.sel({"method": "bayes_new_source"})) > 1.5 * float(
+        width.sel({"method": "bayes_ose"})
+    )
+    assert float(width.sel({"method": "bayes_new_source"})) > 1.5 * float(
+        width.sel({"method": "bayes_expected_cv"})
+    )
+
+
+def test_ose_posterior_sd_is_that_of_a_mean_over_sources():
+    # Many sources (K = 20, n = 40 each) whose means are drawn here, μ_k ~ N(0.5, τ² = 0.09),
+    # with a small training-set part (Γ: s = 0.02, ρ = 0). Reference: integrating the μ_k out,
+    # ē ~ MVN(μ₀ 1, V) with V = τ² I + Σ, Σ = Γ + diag(ν_k / n_k) (docs/bayes.md); under
+    # μ₀'s wide prior its conditional variance is 1 / (1ᵀ V⁻¹ 1), which for V ≈ (τ² + Σ_kk) I
+    # is (τ² + Σ_kk) / K: the sd of ose = μ₀ is sqrt((τ² + typical Σ_kk) / K), evaluated
+    # at the posterior means of τ² and of Σ_kk averaged over the blocks. Loose factor: the
+    # common-correlation part ρ s² of Γ (from its prior with one realisation) and the
+    # posterior spread of (τ, Σ) add to it.
+    k, n, tau = 20, 40, 0.3
+    mu = 0.5 + tau * np.random.default_rng(21).standard_normal(k)
+    table = simulate_losses([n] * k, mu=mu, nu=1.0, gamma_sd=0.02, rho=0.0, random_state=22)
+    idata = fit(table, random_state=7, **FAST)
+    post = idata.posterior
+    sigma_kk = np.diagonal(
+        sigma_matrix(
+            collapse(table), post["nu"].values, post["gamma_sd"].values, post["rho"].values
+        ),
+        axis1=-2,
+        axis2=-1,
+    )
+    reference = np.sqrt((float((post["tau"] ** 2).mean()) + sigma_kk.mean()) / k)
+    ci = posterior_intervals(idata, 0.95)
+    sd = float(ci["se"].sel({"method": "bayes_ose"}))
+    assert 0.75 < sd / reference < 1.35, (sd, reference)
+    # ... so wider than the sources-at-hand interval (sd ≈ sqrt(Σ_kk / K) without τ²) ...
+    assert sd > 1.3 * float(ci["se"].sel({"method": "bayes_expected_cv"}))
+    # ... and narrower than the one-new-source predictive, whose variance is Var(μ₀) + E[τ²].
+    width = ci["upper"] - ci["lower"]
+    assert float(width.sel({"method": "bayes_new_source"})) > 2 * float(
+        width.sel({"method": "bayes_ose"})
+    )
+
+
+def test_expected_cv_weights_the_blocks_by_their_size():
+    # expected_cv = Σ_k (n_k / N) μ_k = E[μ̂] for the pooled CV estimate μ̂ = Σ_k S_k / N,
+    # the comparison module's truth (mean of μ̂ with the sources fixed). With μ | Σ ~ MVN(ē, Σ)
+    # (flat prior on μ given Σ), its posterior mean is Σ_k (n_k / N) ē_k, the pooled mean of
+    # all losses. The large blocks have the high means (0.875 pooled against 0.4 unweighted in
+    # expectation), so the weighting shows far beyond the Monte Carlo error.
+    sizes = np.array([10, 200, 15, 150, 25])
+    table = _sim(sizes, seed=31, mu=np.array([0.0, 1.0, 0.0, 1.0, 0.0]))
+    idata = fit(table, random_state=8, **FAST)
+    np.testing.assert_allclose(idata.constant_data["weights"].values, sizes / sizes.sum())
+    draws = _draws(idata, "expected_cv").ravel()
+    mc_se = draws.std() / np.sqrt(draws.size)  # draws given Σ are independent normals
+    pooled = float(table["loss"].mean())
+    unweighted = float(idata.observed_data["ybar"].mean())
+    assert abs(draws.mean() - pooled) < 5 * mc_se
+    assert abs(draws.mean() - unweighted) > 10 * mc_se
+
+
+def test_auto_sampler_is_nutpie_when_installed_else_pymc(monkeypatch, table, fitted):
+    import inspect
+
+    assert inspect.signature(fit).parameters["sampler"].default == "auto"
+    try:
+        import nutpie  # noqa: F401
+
+        installed = True
+    except ImportError:
+        installed = False
+    assert resolve_sampler("auto") == ("nutpie" if installed else "pymc")
+    assert resolve_sampler("numpyro") == "numpyro"
+    monkeypatch.setitem(sys.modules, "nutpie", None)  # `import nutpie` now raises ImportError
+    assert resolve_sampler("auto") == "pymc"
+    idata = fit(table, random_state=0, **{**FAST, "sampler": "auto"})
+    attrs = idata.sample_stats.attrs
+    assert (attrs["sampler"], attrs["sampler_requested"]) == ("pymc", "auto")
+    # "auto" resolved to PyMC is PyMC: the draws of the explicit fit with the same seed.
+    np.testing.assert_array_equal(_draws(idata, "mu0_z"), _draws(fitted, "mu0_z"))
 
 
 def test_posterior_intervals_contract(fitted):
     for kind in ("eti", "hdi"):
         ci = posterior_intervals(fitted, 0.9, kind=kind)
-        assert list(ci["method"].values) == ["bayes_expected_cv", "bayes_ose"]
-        assert list(ci["target"].values) == ["expected_cv", "ose"]
+        assert list(ci["method"].values) == [
+            "bayes_expected_cv",
+            "bayes_ose",
+            "bayes_new_source",
+        ]
+        assert list(ci["target"].values) == ["expected_cv", "ose", "new_source"]
         assert ci.attrs["dist"] == f"posterior_{kind}"
         assert ci.attrs["level"] == 0.9
         assert (ci["lower"] < ci["estimate"]).all()
@@ -156,7 +253,7 @@ def test_compiled_model_is_reused_and_results_do_not_depend_on_it(fitted, table)
 
 def test_failed_diagnostics_warn_and_flag_the_intervals(table):
     with pytest.warns(SamplingWarning, match="ESS"):
-        idata = fit(table, draws=15, tune=5, chains=2, random_state=1)
+        idata = fit(table, draws=15, tune=5, chains=2, sampler="pymc", random_state=1)
     assert idata.sample_stats.attrs["problems"]
     ci = posterior_intervals(idata)
     assert (ci["flag"] == "not_converged").all()

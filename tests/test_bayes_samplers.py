@@ -2,7 +2,8 @@
 
 The slow tests run the default lengths (4 chains x 1000 draws after 1000 tuning steps) and
 the default checks (r-hat <= 1.01, bulk and tail ESS >= 400, no divergences): any failure
-raises SamplingWarning, an error under the test suite's warning filter.
+raises SamplingWarning, an error under the test suite's warning filter. Tests that are not
+about a sampler name PyMC's (the default "auto" would compile nutpie when installed).
 """
 
 import sys
@@ -24,11 +25,12 @@ def _cvs(m, seed, **kw):
     return simulate_losses([m] * K, mu=MU, nu=0.2, gamma_sd=0.01, rho=0.4, random_state=seed, **kw)
 
 
-@pytest.mark.parametrize("name", ["nutpie", "numpyro"])
-def test_missing_optional_sampler_names_the_extra(monkeypatch, name):
+@pytest.mark.parametrize(("name", "extra"), [("nutpie", "bayes"), ("numpyro", "bayes-fast")])
+def test_missing_optional_sampler_names_the_extra(monkeypatch, name, extra):
+    # pyproject.toml: nutpie is in the extra "bayes", numpyro and jax in "bayes-fast".
     table = _cvs(20, seed=0)
     monkeypatch.setitem(sys.modules, name, None)  # import of `name` now raises ImportError
-    with pytest.raises(ImportError, match=r"bayescv\[bayes-fast\]"):
+    with pytest.raises(ImportError, match=rf"bayescv\[{extra}\]"):
         fit(table, sampler=name, draws=10, tune=10, chains=1)
 
 
@@ -39,7 +41,7 @@ def test_samplers_converge_and_agree(sampler):
     table = _cvs(100, seed=1)
     idata = fit(table, sampler=sampler, random_state=1)
     reference = fit(table, sampler="pymc", random_state=2)
-    for name in ("expected_cv", "ose", "theta", "tau"):
+    for name in ("expected_cv", "ose", "new_source", "theta", "tau"):
         a, b = (np.asarray(i.posterior[name].values).ravel() for i in (idata, reference))
         # Two independent posterior samples of >= 400 effective draws: means within
         # 5 standard errors of their difference.
@@ -55,7 +57,7 @@ def test_converges_at_every_n(n_points):
     block = np.repeat(np.arange(K), n_points // K)
     loss = MU[block] + 0.02 * rng.standard_normal(K)[block]
     loss += 0.45 * rng.standard_normal(block.size)
-    idata = fit(from_arrays(loss, block, scheme="source"), random_state=3)
+    idata = fit(from_arrays(loss, block, scheme="source"), sampler="pymc", random_state=3)
     attrs = idata.sample_stats.attrs
     assert attrs["divergences"] == 0
     assert attrs["rhat_max"] <= 1.01
@@ -66,7 +68,7 @@ def test_converges_at_every_n(n_points):
 def test_recovery_from_many_replicates_full_length():
     truth = {"mu": MU, "nu": 0.2, "gamma_sd": np.linspace(0.02, 0.06, K), "rho": 0.5}
     table = simulate_losses([50] * K, **truth, n_replicates=400, random_state=4)
-    idata = fit(table, random_state=4)
+    idata = fit(table, sampler="pymc", random_state=4)
     post = idata.posterior
     for name in ("mu", "nu", "gamma_sd"):
         draws = post[name].values.reshape(-1, K)
@@ -84,10 +86,12 @@ def test_ten_sources_converge_for_every_replicate_kind(kind):
     observed = _cvs(100, seed=5)
     others = [_cvs(100, seed=10 + r) for r in range(20)]
     if kind == "single":
-        idata = fit(observed, random_state=5)
+        idata = fit(observed, sampler="pymc", random_state=5)
     elif kind == "bootstrap":
-        idata = fit(observed, bootstrap=stack_replicates(others, kind="bootstrap"), random_state=5)
+        boot = stack_replicates(others, kind="bootstrap")
+        idata = fit(observed, bootstrap=boot, sampler="pymc", random_state=5)
     else:
-        idata = fit(stack_replicates([observed, *others], kind=kind), random_state=5)
+        table = stack_replicates([observed, *others], kind=kind)
+        idata = fit(table, sampler="pymc", random_state=5)
     ci = posterior_intervals(idata)
     assert (ci["flag"] == "").all()

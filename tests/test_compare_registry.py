@@ -1,5 +1,6 @@
 import importlib
 
+import numpy as np
 import pytest
 
 from bayescv.classical import INTERVAL_METHODS
@@ -82,3 +83,148 @@ def test_register_and_resolve_errors():
         Method("x", lambda ctx, names: None, "err", cost="cheap")
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         resolve_methods("nope")
+
+
+# ------------------------------------------------------------- the Bayesian model's entry
+def test_bayes_rows_and_their_targets():
+    # docs/bayes.md: expected_cv for the sources at hand, ose = μ₀ for the mean over new
+    # sources (000 eq. 3), new_source = μ₀ + τz for one new source; all known estimands.
+    from bayescv.intervals import ESTIMANDS
+
+    assert registry.BAYES_TARGETS == {
+        "bayes_expected_cv": "expected_cv",
+        "bayes_ose": "ose",
+        "bayes_new_source": "new_source",
+    }
+    assert set(registry.BAYES_TARGETS.values()) <= set(ESTIMANDS)
+    if "bayes_hier" in available_methods():
+        method = get_method("bayes_hier")
+        assert method.output_names == tuple(registry.BAYES_TARGETS)
+        assert method.targets("source") == registry.BAYES_TARGETS
+        assert "n_bootstrap" in method.description
+
+
+@pytest.mark.parametrize("n_bootstrap", [1, -2, 2.5, True])
+def test_bayes_hier_refuses_a_bad_n_bootstrap(n_bootstrap):
+    with pytest.raises(ValueError, match="n_bootstrap must be 0"):
+        registry.bayes_hier(None, ["bayes_expected_cv"], n_bootstrap=n_bootstrap)
+    with pytest.raises(ValueError, match="pass n_bootstrap, not bootstrap"):
+        registry.bayes_hier(None, ["bayes_expected_cv"], bootstrap=object())
+
+
+def _context(regression, seed=5):
+    from sklearn.linear_model import Ridge
+
+    from bayescv import block_moments, cross_val_losses
+    from bayescv.loss_functions import get_loss
+
+    X, y, groups = regression
+    table = cross_val_losses(Ridge(), X, y, groups=groups, random_state=0)
+    return registry.Context(
+        X=X, y=y, groups=groups, learner=Ridge(), loss=get_loss("squared", Ridge()),
+        scheme="source", n_folds=6, level=0.9, seed=seed, moments=block_moments(table),
+        table=lambda: table,
+    )  # fmt: skip
+
+
+def test_bootstrap_table_is_built_once_per_size_and_shared_by_seeded_copies(
+    regression, monkeypatch
+):
+    import zlib
+
+    from bayescv import cv
+
+    calls = []
+    real = cv.bootstrap_cv_losses
+    monkeypatch.setattr(
+        cv, "bootstrap_cv_losses", lambda *a, **k: calls.append(k) or real(*a, **k)
+    )
+    context = _context(regression)
+    one = context.with_seed(101)
+    other = context.with_seed(202)
+    assert (one.replicate_seed, other.replicate_seed) == (5, 5)
+    first = one.bootstrap_table(3)
+    assert other.bootstrap_table(3) is first  # another method of the replicate: no refit
+    assert len(calls) == 1
+    # The seed is the replicate's child named "bootstrap", by the study's rule for per-method
+    # seeds (SeedSequence(root, spawn_key=(crc32(name),))): the seed the bootstrap method drew
+    # its table from before the table was shared.
+    rule = np.random.SeedSequence(5, spawn_key=(zlib.crc32(b"bootstrap"),))
+    assert calls[0]["random_state"] == int(rule.generate_state(1, np.uint32)[0])
+    assert first.sizes["replicate"] == 3
+    assert first.attrs["replicate_kind"] == "bootstrap"
+    assert one.bootstrap_table(4).sizes["replicate"] == 4  # another size: its own table
+    assert len(calls) == 2
+    with pytest.raises(ValueError, match="n_bootstrap must be an integer >= 2"):
+        one.bootstrap_table(1)
+
+
+needs_bayes = pytest.mark.skipif(
+    "bayes_hier" not in available_methods(), reason="bayescv.bayes not available"
+)
+# PyMC's sampler named: "auto" would compile nutpie (about 35 s) when installed.
+SHARED_OPTIONS = {
+    "bootstrap": {"n_bootstrap": 4},
+    "bayes_hier": {"n_bootstrap": 4, "draws": 150, "tune": 150, "chains": 2, "sampler": "pymc"},
+}
+
+
+@needs_bayes
+def test_bootstrap_and_bayes_hier_share_one_bootstrap_table_per_replicate(monkeypatch):
+    from bayescv import cv
+    from bayescv.bayes import fit as bayes_fit
+    from bayescv.compare import MultiSourceLinear, run_study, summarize, summary_table
+
+    scenario = MultiSourceLinear(5, 10)
+    alone = run_study(scenario, methods=["bootstrap"], n_replicates=2, random_state=3,
+                      method_options=SHARED_OPTIONS, truths=[])  # fmt: skip
+    tables, seen = [], []
+    real = cv.bootstrap_cv_losses
+
+    def counting(*args, **kwargs):
+        tables.append(real(*args, **kwargs))
+        return tables[-1]
+
+    def spying(losses, *, bootstrap=None, **kwargs):
+        seen.append(bootstrap)
+        return bayes_fit(losses, bootstrap=bootstrap, **kwargs)
+
+    monkeypatch.setattr(cv, "bootstrap_cv_losses", counting)
+    monkeypatch.setattr("bayescv.bayes.fit", spying)
+    both = run_study(scenario, methods=["bayes_hier", "bootstrap"], n_replicates=2,
+                     random_state=3, method_options=SHARED_OPTIONS, n_jobs=1)  # fmt: skip
+    assert len(tables) == 2  # one table per replicate, not one per method
+    assert len(seen) == 2
+    assert all(s is t for s, t in zip(seen, tables, strict=True))  # the fit got that table
+    # Sharing changes nothing for the bootstrap method: its rows are those of a study without
+    # the Bayesian model (same study seed).
+    for var in ("estimate", "lower", "upper"):
+        np.testing.assert_array_equal(
+            both[var].sel({"method": "bootstrap"}).values,
+            alone[var].sel({"method": "bootstrap"}).values,
+        )
+    assert both["method"].values.tolist() == [
+        "bayes_expected_cv", "bayes_ose", "bayes_new_source", "bootstrap",
+    ]  # fmt: skip
+    assert both["method_target"].values.tolist() == [
+        "expected_cv", "ose", "new_source", "expected_cv",
+    ]  # fmt: skip
+    # No scenario has a truth for new_source: summaries report no coverage of its declared
+    # target and do not fail.
+    summary = summarize(both)
+    assert "new_source" not in summary["target"].values
+    assert np.isnan(float(summary["estimate_bias"].sel({"method": "bayes_new_source"})))
+    assert "bayes_new_source" in summary_table(summary)
+
+
+@needs_bayes
+@pytest.mark.slow
+def test_shared_bootstrap_results_do_not_depend_on_n_jobs():
+    from bayescv.compare import MultiSourceLinear, run_study
+
+    kwargs = {"methods": ["bootstrap", "bayes_hier"], "n_replicates": 2, "random_state": 9,
+              "method_options": SHARED_OPTIONS, "truths": []}  # fmt: skip
+    one = run_study(MultiSourceLinear(5, 10), n_jobs=1, **kwargs)
+    two = run_study(MultiSourceLinear(5, 10), n_jobs=2, **kwargs)
+    for var in ("estimate", "lower", "upper", "se", "flag"):
+        np.testing.assert_array_equal(one[var].values, two[var].values)

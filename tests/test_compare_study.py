@@ -201,7 +201,9 @@ def test_nested_cv_entry_in_a_small_study():
     assert ((row["upper"] - row["lower"]) >= 0.999 * (naive["upper"] - naive["lower"])).all()
 
 
-BAYES_OPTIONS = {"bayes_hier": {"draws": 150, "tune": 150, "chains": 2}}
+BAYES_OPTIONS = {
+    "bayes_hier": {"draws": 150, "tune": 150, "chains": 2, "sampler": "pymc", "n_bootstrap": 0}
+}
 
 
 @pytest.mark.skipif("bayes_hier" not in available_methods(), reason="bayescv.bayes not available")
@@ -210,16 +212,17 @@ def test_bayes_hier_entry_in_a_small_study(cv):
     # a PyMC fit per replicate (about 7 s each, with compilation); the CVR model is slow-marked
     study = run_study(MultiSourceLinear(4, 8, cv=cv, n_folds=4), methods=["bayes_hier"],
                       n_replicates=1, random_state=0, method_options=BAYES_OPTIONS)  # fmt: skip
-    assert study["method"].values.tolist() == ["bayes_expected_cv", "bayes_ose"]
-    assert study["method_target"].values.tolist() == ["expected_cv", "ose"]
+    rows = ["bayes_expected_cv", "bayes_ose", "bayes_new_source"]
+    assert study["method"].values.tolist() == rows
+    assert study["method_target"].values.tolist() == ["expected_cv", "ose", "new_source"]
     expected_cv = study.sel({"method": "bayes_expected_cv"})
     assert np.isfinite(expected_cv["estimate"]).all()
     assert (expected_cv["lower"] < expected_cv["upper"]).all()
-    ose = study.sel({"method": "bayes_ose"})
-    if cv == "source":  # the predictive for a new source is wider than the sources at hand
+    new = study.sel({"method": "bayes_new_source"})
+    if cv == "source":  # the predictive for one new source carries tau^2: wider than these sources
         assert (
-            (ose["upper"] - ose["lower"]) > (expected_cv["upper"] - expected_cv["lower"])
+            (new["upper"] - new["lower"]) > (expected_cv["upper"] - expected_cv["lower"])
         ).all()
     else:
-        assert np.isnan(ose["estimate"]).all()
-        assert ose["flag"].item().startswith("not_applicable")
+        assert np.isnan(new["estimate"]).all()
+        assert new["flag"].item().startswith("not_applicable")

@@ -3,7 +3,8 @@
 The model sees per block only the sufficient statistics (n_k, ē_k, W_k), so a fit costs the
 same for any number of losses, and one compiled model serves every loss table with the same
 number of blocks. :func:`fit` returns an ArviZ ``InferenceData``; :func:`posterior_intervals`
-turns it into the package's interval Dataset (targets ``expected_cv`` and ``ose``);
+turns it into the package's interval Dataset (targets ``expected_cv``, the sources at hand;
+``ose``, the mean error over new sources; ``new_source``, the error of one new source);
 :func:`predictive_check` and :func:`plot_ppc` check the fit; :func:`compare_learners` compares
 two learners on paired losses. See ``docs/bayes.md`` for the model, its priors and
 parameterisation, and what one CV run can and cannot identify.

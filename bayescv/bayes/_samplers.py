@@ -3,6 +3,7 @@
 Each returns the draws of the sampled coordinates, as numpy arrays of shape
 (chain, draw, ...), and the sampler statistics as an xarray Dataset; ``fit`` maps the draws to
 parameters with numpy (:func:`bayescv.bayes.model.natural_params`), the same way for all.
+:func:`resolve_sampler` turns ``"auto"`` into nutpie when it can be imported, else PyMC.
 """
 
 from __future__ import annotations
@@ -13,7 +14,41 @@ import xarray as xr
 from bayescv._provenance import child_seeds
 from bayescv.bayes.model import CompiledModel, _import_pymc
 
-__all__ = ["SAMPLE"]
+__all__ = ["SAMPLE", "resolve_sampler"]
+
+_NAMES = ("auto", "pymc", "nutpie", "numpyro")
+
+
+def resolve_sampler(sampler: str) -> str:
+    """Return the NUTS implementation a ``sampler`` argument of :func:`bayescv.bayes.fit` means.
+
+    Parameters
+    ----------
+    sampler : {"auto", "pymc", "nutpie", "numpyro"}
+        ``"auto"``: nutpie when it can be imported (a later fit with its compiled model
+        reused costs about 0.03 of the first, PyMC's NUTS about 0.7; see
+        ``benchmarks/results/bench_bayes.md``), else PyMC's own NUTS. Other names are
+        returned unchanged (a missing optional package is reported when sampling starts).
+
+    Returns
+    -------
+    str
+        ``"pymc"``, ``"nutpie"`` or ``"numpyro"``.
+
+    Raises
+    ------
+    ValueError
+        For any other name.
+    """
+    if not isinstance(sampler, str) or sampler not in _NAMES:
+        raise ValueError(f"sampler must be one of {_NAMES}, got {sampler!r}")
+    if sampler != "auto":
+        return sampler
+    try:
+        import nutpie  # noqa: F401
+    except ImportError:
+        return "pymc"
+    return "nutpie"
 
 
 def _initvals(compiled: CompiledModel, chains: int, rng: np.random.Generator) -> list[dict]:
@@ -131,7 +166,7 @@ def _sample_nutpie(compiled, draws, tune, chains, seed, target_accept, cores, pr
         import nutpie
     except ImportError as err:
         raise ImportError(
-            "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes-fast]'"
+            "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes]'"
         ) from err
     kwargs = {} if cores is None else {"cores": cores}
     idata = nutpie.sample(

@@ -157,7 +157,8 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     level : float, default 0.95
         Coverage of the interval marked.
     axes : sequence of matplotlib Axes, optional
-        One per target (``expected_cv``, ``ose`` for CVS, and ``theta``); new ones otherwise.
+        One per target (``expected_cv``; for CVS ``ose`` and ``new_source``; and ``theta``);
+        new ones otherwise.
 
     Returns
     -------
@@ -166,7 +167,9 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """
     import matplotlib.pyplot as plt
 
-    names = [v for v in ("expected_cv", "ose", "theta") if v in idata.posterior.data_vars]
+    names = [
+        v for v in ("expected_cv", "ose", "new_source", "theta") if v in idata.posterior.data_vars
+    ]
     if axes is None:
         _, axes = plt.subplots(
             1, len(names), figsize=(4.3 * len(names), 3.6), constrained_layout=True
@@ -174,7 +177,8 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     axes = np.atleast_1d(np.asarray(axes)).ravel()
     titles = {
         "expected_cv": "expected_cv (sources at hand)",
-        "ose": "ose (a new source)",
+        "ose": "ose (mean over new sources)",
+        "new_source": "new_source (one new source)",
         "theta": "θ: variance of the CV estimate",
     }
     for ax, name in zip(axes, names, strict=True):

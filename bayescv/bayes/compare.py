@@ -3,7 +3,8 @@
 With both learners evaluated on the same points and folds, the per-point differences
 d_ki = e^A_ki − e^B_ki form a loss table of their own, and the same collapsed model gives the
 posterior of the mean difference per source (partially pooled), over the sources at hand
-(``expected_cv``), and on a new source (``ose``, predictive). A region of practical
+(``expected_cv``), on average over new sources (``ose``, the population mean μ₀) and on one
+new source (``new_source``, predictive: it carries the spread τ² of the sources). A region of practical
 equivalence (ROPE, Kruschke 2018, doi:10.1177/2515245918771304) of half-width ``rope``
 splits each posterior into "A better" (d < −rope: A has the lower loss), "equivalent"
 (|d| ≤ rope) and "A worse" (d > rope).
@@ -93,8 +94,9 @@ def compare_learners(
         The fit on the differences.
     summary : xarray.Dataset
         Dim ``target``: each source (partially pooled mean difference), ``"sources"`` (the
-        mean over the sources at hand, ``expected_cv``) and, for CVS, ``"new_source"``
-        (``ose``); variables ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``,
+        mean over the sources at hand, ``expected_cv``) and, for CVS, ``"ose"`` (the mean
+        difference over the population of sources, μ₀) and ``"new_source"`` (the difference
+        on one new source, μ₀ + τ z); variables ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``,
         ``lower`` and ``upper``. ``p_better`` is P(d < −rope), A having the lower loss.
 
     Examples
@@ -106,7 +108,8 @@ def compare_learners(
     >>> block = np.repeat(np.arange(4), 50)
     >>> a = from_arrays(rng.normal(1.0, 0.2, 200), block, scheme="source")
     >>> b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 200)})
-    >>> _, s = compare_learners(a, b, rope=0.05, draws=500, tune=500, random_state=0)
+    >>> _, s = compare_learners(a, b, rope=0.05, draws=500, tune=500, sampler="pymc",
+    ...                         random_state=0)
     >>> float(s["p_better"].sel(target="sources")) > 0.99
     True
     """
@@ -117,8 +120,9 @@ def compare_learners(
     post = idata.posterior
     draws = {str(b): post["mu_pooled"].sel(block=b).values.ravel() for b in post["block"].values}
     draws["sources"] = post["expected_cv"].values.ravel()
-    if "ose" in post:
-        draws["new_source"] = post["ose"].values.ravel()
+    for name in ("ose", "new_source"):
+        if name in post:
+            draws[name] = post[name].values.ravel()
     q = [(1 - level) / 2, (1 + level) / 2]
     table = {
         "p_better": [float((d < -rope).mean()) for d in draws.values()],

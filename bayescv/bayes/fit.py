@@ -1,10 +1,13 @@
 """Fit the collapsed model, check the sampler, and turn the posterior into intervals.
 
-:func:`fit` samples with PyMC's NUTS (default), nutpie or numpyro, then adds with numpy the
-quantities that need no gradient: θ_CVS (eq. 7 of Geras & Sutton 2013, for unequal block
-sizes the variance w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means,
-``expected_cv`` and the new-source error ``ose``; the log-likelihood, prior, prior-predictive
-and posterior-predictive groups are filled the same way, so a later fit never recompiles.
+:func:`fit` samples with nutpie when it is installed and PyMC's NUTS otherwise
+(``sampler="auto"``), or with the sampler named, then adds with numpy the quantities that need
+no gradient: θ_CVS (eq. 7 of Geras & Sutton 2013, for unequal block sizes the variance
+w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means, ``expected_cv``
+(E[μ̂] with the sources fixed), ``ose`` (the out-of-source error, the population mean μ₀ of
+the source errors, 000 eq. 3) and ``new_source`` (the error level of one new source,
+μ₀ + τ z); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
+filled the same way, so a later fit never recompiles.
 Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, stored in
 ``idata.sample_stats.attrs`` and reported with a :class:`SamplingWarning` when it fails.
 """
@@ -19,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.bayes._samplers import SAMPLE
+from bayescv.bayes._samplers import SAMPLE, resolve_sampler
 from bayescv.bayes._stats import BlockStats, collapse, loglik_numpy, sigma_matrix
 from bayescv.bayes.model import CompiledModel, get_model, model_data, natural_params
 from bayescv.bayes.priors import Priors
@@ -27,10 +30,17 @@ from bayescv.intervals import check_level, interval_dataset
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
 
+#: NUTS implementations; ``fit`` also accepts ``"auto"`` (nutpie if installed, else PyMC).
 SAMPLERS = ("pymc", "nutpie", "numpyro")
 
-#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets.
-_CHECKED = ("mu0", "mu", "tau", "nu", "gamma_sd", "rho", "theta", "expected_cv", "ose")
+#: Derived quantities that get an interval, in the order of :func:`posterior_intervals`'
+#: rows ``bayes_<name>``; each is also the name of its estimand
+#: (:data:`bayescv.intervals.ESTIMANDS`).
+_TARGETS = ("expected_cv", "ose", "new_source")
+
+#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets
+#: (``ose`` is ``mu0`` itself, so it is checked through it).
+_CHECKED = ("mu0", "mu", "tau", "nu", "gamma_sd", "rho", "theta", "expected_cv", "new_source")
 
 
 class SamplingWarning(UserWarning):
@@ -46,7 +56,7 @@ def fit(
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 4,
-    sampler: str = "pymc",
+    sampler: str = "auto",
     random_state: int | np.random.Generator | None = None,
     target_accept: float = 0.8,
     cores: int | None = None,
@@ -75,8 +85,13 @@ def fit(
         default from the table's ``scheme``.
     draws, tune, chains : int
         Posterior draws and tuning steps per chain, and the number of chains.
-    sampler : {"pymc", "nutpie", "numpyro"}, default "pymc"
-        NUTS implementation. nutpie and numpyro are optional (extra ``bayes-fast``).
+    sampler : {"auto", "pymc", "nutpie", "numpyro"}, default "auto"
+        NUTS implementation. ``"auto"`` takes nutpie when it can be imported (it is in the
+        ``bayes`` extra) and PyMC's own NUTS otherwise: with its compiled model reused, a
+        later fit with nutpie costs about 0.03 of the first, one with PyMC's NUTS about 0.7
+        (``benchmarks/results/bench_bayes.md``); nutpie's first fit in a process compiles
+        for about 35 s, PyMC's for 5-7 s. The sampler used is recorded in
+        ``idata.sample_stats.attrs["sampler"]``. numpyro is in the extra ``bayes-fast``.
     random_state : None, int or numpy.random.Generator
         Seeds the sampler (one child seed per chain) and every numpy draw.
     target_accept : float, default 0.8
@@ -102,10 +117,11 @@ def fit(
     arviz.InferenceData
         Groups ``posterior`` (sampled ``*_z`` coordinates and ``rho_b``; ``mu0``, ``tau``, ``nu``,
         ``gamma_sd``, ``rho``; derived ``omega``, ``sigma2``, ``theta``, ``mu``,
-        ``mu_pooled``, ``expected_cv`` and, CVS only, ``ose``), ``sample_stats`` (its attrs
-        hold the diagnostics), ``log_likelihood`` (``W`` per block, ``ebar``, ``scatter``),
-        ``prior``, ``prior_predictive``, ``posterior_predictive`` (``ybar``, ``W``),
-        ``observed_data`` and ``constant_data``.
+        ``mu_pooled``, ``expected_cv`` and, CVS only, ``ose`` and ``new_source``),
+        ``sample_stats`` (its attrs hold the diagnostics and the sampler used),
+        ``log_likelihood`` (``W`` per block, ``ebar``, ``scatter``), ``prior``,
+        ``prior_predictive``, ``posterior_predictive`` (``ybar``, ``W``), ``observed_data``
+        and ``constant_data``.
 
     Warns
     -----
@@ -117,9 +133,16 @@ def fit(
     ``mu`` (and so ``expected_cv``) is each block's mean error with the sources held fixed:
     its conditional posterior given Σ under a flat prior, MVN(ē, Σ / c) (c = R for R
     independent realisations, else 1), so the hierarchy does not pull the fixed-source mean
-    towards the sources with the smaller variance. ``mu_pooled`` are the partially pooled
-    source means under μ_k ~ N(μ₀, τ²). ``ose`` = μ₀ + τ z is the expected error on a new
-    source: its spread carries the between-source heterogeneity τ².
+    towards the sources with the smaller variance. ``expected_cv`` = Σ_k (n_k / N) μ_k is
+    E[μ̂] for the pooled CV estimate μ̂ = Σ_k S_k / N (the comparison module's truth
+    ``expected_cv``, the mean of μ̂ over data sets drawn from the same sources); its
+    posterior mean is μ̂ itself and its posterior variance is E[θ].
+
+    ``mu_pooled`` are the partially pooled source means under μ_k ~ N(μ₀, τ²). ``ose`` = μ₀
+    is the out-of-source error of 000 eq. 3, the mean error over the population of sources
+    (a fixed number): its posterior variance, about (τ² + Σ_kk) / K for K sources, carries
+    the between-source heterogeneity τ² / K that θ leaves out. ``new_source`` = μ₀ + τ z,
+    z ~ N(0, 1), is the (predictive) error level of one new source: it carries τ² itself.
 
     Examples
     --------
@@ -129,13 +152,14 @@ def fit(
     >>> rng = np.random.default_rng(0)
     >>> block = np.repeat(np.arange(5), 40)
     >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
-    >>> idata = fit(table, draws=500, tune=500, random_state=1)
+    >>> idata = fit(table, draws=500, tune=500, sampler="pymc", random_state=1)
     >>> ci = posterior_intervals(idata, level=0.9)
-    >>> ci["method"].values.tolist(), ci["target"].values.tolist()
-    (['bayes_expected_cv', 'bayes_ose'], ['expected_cv', 'ose'])
+    >>> ci["method"].values.tolist()
+    ['bayes_expected_cv', 'bayes_ose', 'bayes_new_source']
+    >>> ci["target"].values.tolist()
+    ['expected_cv', 'ose', 'new_source']
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    requested, sampler = sampler, resolve_sampler(sampler)
     counts = {"draws": draws, "tune": tune, "chains": chains, "prior_draws": prior_draws}
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -169,6 +193,7 @@ def fit(
     idata.sample_stats.attrs.update(
         {
             "sampler": sampler,
+            "sampler_requested": requested,
             "seed": seed,
             "scheme": stats.scheme,
             "replicate_kind": stats.kind,
@@ -209,7 +234,7 @@ def _mvn(mean: np.ndarray, cov: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 
 def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generator) -> dict:
-    """θ, fixed-source and pooled source means, expected_cv and ose, per draw."""
+    """θ, fixed-source and pooled source means, expected_cv, ose and new_source, per draw."""
     k = stats.n_blocks
     sigma = sigma_matrix(stats, p["nu"], p["gamma_sd"], p["rho"])
     w = stats.weights
@@ -221,6 +246,7 @@ def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generat
         "sigma2": p["nu"] + p["gamma_sd"] ** 2,
         "theta": theta,
         "mu": mu,
+        # Σ_k (n_k / N) μ_k = E[μ̂] of the pooled CV estimate μ̂ = Σ_k S_k / N.
         "expected_cv": mu @ w,
     }
     if stats.scheme == "source":
@@ -234,7 +260,10 @@ def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generat
         out["mu_pooled"] = (
             p["mu0"][..., None] + x + tau2 * np.linalg.solve(v, resid[..., None])[..., 0]
         )
-        out["ose"] = p["mu0"] + p["tau"] * rng.standard_normal(p["mu0"].shape)
+        # OSE (000 eq. 3) is an expectation over new sources: the population mean μ₀. One new
+        # source's error level is μ₀ + τ z, a predictive draw that carries τ² itself.
+        out["ose"] = p["mu0"].copy()
+        out["new_source"] = p["mu0"] + p["tau"] * rng.standard_normal(p["mu0"].shape)
     else:
         out["mu_pooled"] = np.broadcast_to(p["mu0"][..., None], mu.shape).copy()
     return out
@@ -385,17 +414,24 @@ def posterior_intervals(idata, level: float = 0.95, *, kind: str = "eti") -> xr.
     Returns
     -------
     xarray.Dataset
-        Methods ``bayes_expected_cv`` (target ``expected_cv``: the mean error of the sources
-        at hand, n-weighted) and, for the CVS model, ``bayes_ose`` (target ``ose``: the
-        expected error on a new source, predictive, with τ² in it); ``estimate`` is the
-        posterior mean, ``se`` the posterior standard deviation; ``dist`` is
-        ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged ``"not_converged"``
-        when the fit's diagnostics failed.
+        One row per target, named ``bayes_<target>``:
+
+        * ``bayes_expected_cv`` (target ``expected_cv``): Σ_k (n_k / N) μ_k, the mean error
+          of the sources at hand, n-weighted: E[μ̂] of the pooled CV estimate, sources fixed;
+        * CVS model only, ``bayes_ose`` (target ``ose``): μ₀, the out-of-source error of
+          000 eq. 3, the mean error over the population of sources; its spread carries
+          τ² / K besides the sampling error of the block means;
+        * CVS model only, ``bayes_new_source`` (target ``new_source``): μ₀ + τ z, the error
+          level of one new source, a posterior predictive that carries τ² itself.
+
+        ``estimate`` is the posterior mean, ``se`` the posterior standard deviation;
+        ``dist`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
+        ``"not_converged"`` when the fit's diagnostics failed.
     """
     check_level(level)
     if kind not in ("eti", "hdi"):
         raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
-    targets = [t for t in ("expected_cv", "ose") if t in idata.posterior.data_vars]
+    targets = [t for t in _TARGETS if t in idata.posterior.data_vars]
     est, lo, hi, se = [], [], [], []
     for target in targets:
         draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()

@@ -420,7 +420,7 @@ class CompiledModel:
                 import nutpie
             except ImportError as err:
                 raise ImportError(
-                    "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes-fast]'"
+                    "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes]'"
                 ) from err
             start = time.perf_counter()
             self._nutpie = nutpie.compile_pymc_model(self.model)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ import xarray as xr
 from sklearn.base import clone
 
 from bayescv._provenance import child_seeds
-from bayescv.compare.registry import Context, Method
+from bayescv.compare.registry import Context, Method, _name_seed
 from bayescv.compare.scenarios import Scenario
 from bayescv.loss_functions import Loss
 from bayescv.losses import from_arrays
@@ -52,11 +51,6 @@ def _controller() -> Any:
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
-
-
-def _name_seed(root: int, name: str) -> int:
-    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
-    return int(sequence.generate_state(1, np.uint32)[0])
 
 
 def _seeded(learner: Any, seed: int) -> Any:

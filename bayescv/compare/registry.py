@@ -8,7 +8,12 @@ plus what it targets and what it costs:
   closed-form method; they are computed together by one :func:`bayescv.cv_intervals` call);
 * ``"refit"``: needs the learner and the data and refits many models (``bootstrap``:
   B × K fits; ``nested_cv``: about n_repeats × (K + K(K−1)/2) fits);
-* ``"posterior"``: needs only the losses but runs MCMC (``bayes_hier``).
+* ``"posterior"``: runs MCMC on the losses (``bayes_hier``; by default also on the
+  bootstrap replicates of the ``bootstrap`` method, B × K refits, shared with it).
+
+Methods of one replicate share what they can through the :class:`Context`: the loss table,
+and the bootstrap-replicated CV tables (:meth:`Context.bootstrap_table`), which are built
+once per replicate and size from a seed of the replicate, not of the method.
 
 Methods that live in modules still being written (``nested_cv`` from :mod:`bayescv.nested`,
 ``bayes_hier`` from :mod:`bayescv.bayes`) are registered lazily: if the import fails or the
@@ -24,6 +29,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +77,10 @@ class Context:
         Nominal coverage.
     seed : int
         This method's own seed for the replicate.
+    replicate_seed : int
+        The replicate's seed for what methods share (:meth:`bootstrap_table`): the same for
+        every method of the replicate. Default: the `seed` the context was built with
+        (:meth:`with_seed` keeps it).
     moments : xarray.Dataset
         Block moments (n, S, Q, W along ``block``) of the replicate's CV run; accepted by
         :func:`bayescv.cv_intervals`.
@@ -79,11 +89,13 @@ class Context:
     def __init__(
         self, *, X: Any, y: Any, groups: Any, learner: Any, loss: Any, scheme: str,
         n_folds: int, level: float, seed: int, moments: xr.Dataset,
-        table: Callable[[], xr.Dataset],
+        table: Callable[[], xr.Dataset], replicate_seed: int | None = None,
     ) -> None:  # fmt: skip
         self.X, self.y, self.groups, self.learner, self.loss = X, y, groups, learner, loss
         self.scheme, self.n_folds, self.level, self.seed = scheme, n_folds, level, seed
+        self.replicate_seed = int(seed if replicate_seed is None else replicate_seed)
         self.moments = moments
+        # Shared by every copy made with with_seed (a shallow copy keeps this dict).
         self._cache: dict[str, Any] = {"table": table}
 
     @property
@@ -93,11 +105,68 @@ class Context:
             self._cache["losses"] = self._cache["table"]()
         return self._cache["losses"]
 
+    def bootstrap_table(self, n_bootstrap: int) -> xr.Dataset:
+        """Bootstrap-replicated CV of the replicate's data, built once per size and shared.
+
+        :func:`bayescv.bootstrap_cv_losses` with points resampled within sources and
+        leave-one-source-out CV (CVS), or within the whole data set and `n_folds` random
+        folds (CVR), seeded from :attr:`replicate_seed` (child ``"bootstrap"``, the seed the
+        ``bootstrap`` method has always used), so every method of the replicate that asks
+        for the same size gets the same table, in whatever order the methods run.
+
+        Parameters
+        ----------
+        n_bootstrap : int
+            Bootstrap replicates (≥ 2).
+
+        Returns
+        -------
+        xarray.Dataset
+            A loss table with dims ``(replicate, obs)``, ``replicate_kind="bootstrap"``.
+        """
+        if (
+            isinstance(n_bootstrap, bool)
+            or not isinstance(n_bootstrap, int | np.integer)
+            or n_bootstrap < 2
+        ):
+            raise ValueError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
+        key = f"bootstrap_{int(n_bootstrap)}"
+        if key not in self._cache:
+            from bayescv import cv
+
+            source = self.scheme == "source"
+            self._cache[key] = cv.bootstrap_cv_losses(
+                self.learner, self.X, self.y,
+                groups=self.groups if source else None,
+                cv=None if source else self.n_folds, loss=self.loss,
+                n_bootstrap=int(n_bootstrap),
+                random_state=_name_seed(self.replicate_seed, "bootstrap"),
+            )  # fmt: skip
+        return self._cache[key]
+
     def with_seed(self, seed: int) -> Context:
-        """Return a copy with another seed (sharing the loss table)."""
+        """Return a copy with another method seed.
+
+        The copy shares the loss table, the bootstrap tables and :attr:`replicate_seed`.
+
+        Parameters
+        ----------
+        seed : int
+            The method's seed.
+
+        Returns
+        -------
+        Context
+        """
         out = copy.copy(self)
         out.seed = int(seed)
         return out
+
+
+def _name_seed(root: int, name: str) -> int:
+    """Child seed of `root` named `name` (the same rule as the study's per-method seeds)."""
+    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
+    return int(sequence.generate_state(1, np.uint32)[0])
 
 
 @dataclass(frozen=True)
@@ -175,16 +244,12 @@ def closed_form(context: Context, names: Sequence[str], *, dist: str = "normal")
 def bootstrap(
     context: Context, names: Sequence[str], *, n_bootstrap: int = 50, dist: str = "normal"
 ) -> xr.Dataset:
-    """Bootstrap-replicated CV: within-source resampling, ``n_bootstrap`` × K refits."""
-    from bayescv.cv import bootstrap_cv_losses
+    """Bootstrap-replicated CV: within-source resampling, ``n_bootstrap`` × K refits.
 
-    source = context.scheme == "source"
-    boot = bootstrap_cv_losses(
-        context.learner, context.X, context.y,
-        groups=context.groups if source else None,
-        cv=None if source else context.n_folds, loss=context.loss,
-        n_bootstrap=n_bootstrap, random_state=context.seed,
-    )  # fmt: skip
+    The replicated table comes from :meth:`Context.bootstrap_table`: ``bayes_hier`` with the
+    same ``n_bootstrap`` in the same study reuses it instead of refitting.
+    """
+    boot = context.bootstrap_table(n_bootstrap)
     return cv_intervals(
         context.moments, ["bootstrap"], level=context.level, dist=dist, bootstrap=boot
     )
@@ -208,20 +273,52 @@ def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset
     )  # fmt: skip
 
 
-#: Rows of the Bayesian model and their targets.
-BAYES_TARGETS = {"bayes_expected_cv": "expected_cv", "bayes_ose": "ose"}
+#: Rows of the Bayesian model and their targets: the sources at hand (μ̂'s expectation), the
+#: mean error over new sources (μ₀, 000 eq. 3), and the error of one new source (μ₀ + τ z,
+#: predictive; no scenario computes a truth for it, so studies report no coverage of it).
+BAYES_TARGETS = {
+    "bayes_expected_cv": "expected_cv",
+    "bayes_ose": "ose",
+    "bayes_new_source": "new_source",
+}
 
 
-def bayes_hier(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset:
+def bayes_hier(
+    context: Context, names: Sequence[str], *, n_bootstrap: int = 20, **options: Any
+) -> xr.Dataset:
     """Hierarchical Bayesian model (:mod:`bayescv.bayes`): posterior intervals.
 
-    Calls ``bayes.fit(losses, random_state=seed, **options)`` (options such as ``draws``,
-    ``tune``, ``chains``, ``sampler``) and ``bayes.posterior_intervals(idata, level)``: rows
-    ``bayes_expected_cv`` and, for CVS, ``bayes_ose`` (under random CV that row is NaN, flagged
+    Calls ``bayes.fit(losses, bootstrap=table, random_state=seed, **options)`` (options such
+    as ``draws``, ``tune``, ``chains``, ``sampler``, ``cores``) and
+    ``bayes.posterior_intervals(idata, level)``: rows ``bayes_expected_cv`` and, for CVS,
+    ``bayes_ose`` and ``bayes_new_source`` (under random CV those rows are NaN, flagged
     ``not_applicable``).
+
+    `n_bootstrap` bootstrap-replicated CV runs (:meth:`Context.bootstrap_table`, shared with
+    the ``bootstrap`` method when it runs with the same ``n_bootstrap``) inform the sampling
+    covariance of the block means; with ``n_bootstrap=0`` the one observed table is fitted
+    alone and the split of its scatter between Γ and τ² rests on the prior (``docs/bayes.md``).
+    ``cores`` defaults to 1: a study runs one replicate per worker, and nutpie's parallel
+    chains would oversubscribe the machine.
     """
+    if (
+        isinstance(n_bootstrap, bool)
+        or not isinstance(n_bootstrap, int | np.integer)
+        or n_bootstrap < 0
+        or n_bootstrap == 1
+    ):
+        raise ValueError(
+            f"n_bootstrap must be 0 (the observed table alone) or an integer >= 2, "
+            f"got {n_bootstrap!r}"
+        )
+    if "bootstrap" in options:
+        raise ValueError(
+            "bayes_hier builds its bootstrap table itself: pass n_bootstrap, not bootstrap"
+        )
+    options.setdefault("cores", 1)
+    boot = context.bootstrap_table(n_bootstrap) if n_bootstrap else None
     bayes = importlib.import_module("bayescv.bayes")
-    idata = bayes.fit(context.losses, random_state=context.seed, **options)
+    idata = bayes.fit(context.losses, bootstrap=boot, random_state=context.seed, **options)
     result = bayes.posterior_intervals(idata, context.level)
     missing = [n for n in names if n not in result["method"].values]
     if not missing:
@@ -269,7 +366,7 @@ _BUILTIN: dict[str, Method] = {
 }
 _BUILTIN["bootstrap"] = Method(
     "bootstrap", bootstrap, _scheme_target("err", "expected_cv"), "refit",
-    description="bootstrap-replicated CV, B x K refits (options: n_bootstrap)",
+    description="bootstrap-replicated CV, B x K refits (options: n_bootstrap=50, dist)",
 )  # fmt: skip
 
 
@@ -290,7 +387,11 @@ def _load_bayes() -> Method:
         raise ImportError(f"bayescv.bayes has no {', '.join(missing)}")
     return Method(
         "bayes_hier", bayes_hier, BAYES_TARGETS, "posterior", outputs=tuple(BAYES_TARGETS),
-        description="hierarchical Bayesian model, posterior intervals (MCMC)",
+        description=(
+            "hierarchical Bayesian model, posterior intervals: one MCMC fit on the losses and "
+            "B bootstrap-replicated CV runs, B x K refits shared with 'bootstrap' "
+            "(options: n_bootstrap=20, 0 for the losses alone; draws, tune, chains, sampler)"
+        ),
     )  # fmt: skip
 
 
