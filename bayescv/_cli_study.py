@@ -110,10 +110,19 @@ def _run(args: argparse.Namespace) -> int:
         scenario = make_scenario(args.scenario, design=args.design, cv=args.cv)
         learner = None if args.learner is None else make_learner(args.learner, scenario.task)
         names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
-        resolve_methods(names)
+        methods = resolve_methods(names)
         options = _options(args.option)
     except (ValueError, ImportError) as error:
         return _fail(str(error).splitlines()[0])
+    costly = [m for m in methods if m.cost != "losses"]
+    if costly:
+        # "all" is the default: say up front which methods dominate the run time
+        print(
+            "note: "
+            + "; ".join(f"{m.name}: {m.description}" for m in costly)
+            + ". `--methods closed_form` needs one CV run per replicate.",
+            file=sys.stderr,
+        )
     kwargs = {
         "level": args.level, "random_state": args.seed, "n_jobs": args.n_jobs,
         "backend": args.backend, "store": args.out, "progress": not args.no_progress,

@@ -13,7 +13,9 @@ def test_study_runs_writes_and_summarises(tmp_path, capsys):
         "--no-progress", "--design", "sources_redrawn",
     ])  # fmt: skip
     assert code == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "note:" not in captured.err  # closed-form methods only: no cost note
     assert "multi-source-linear: design sources_redrawn, CV source, 3 replicates" in text
     assert "coverage % of every target" in text
     assert f"wrote {out}" in text
@@ -32,7 +34,10 @@ def test_study_method_options_and_learner(capsys):
         "--methods", "bootstrap", "--option", "bootstrap.n_bootstrap=2", "--no-progress",
     ])  # fmt: skip
     assert code == 0
-    assert "bootstrap" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "bootstrap" in captured.out
+    # a refit method is announced with its cost before the run (stderr, not the table)
+    assert captured.err.startswith("note: bootstrap: bootstrap-replicated CV, B x K refits")
 
 
 @pytest.mark.parametrize(
