@@ -21,6 +21,15 @@ def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
     assert "95% intervals from closed-form variance estimates" in out
     for method in ("theta_B_weighted", "nadeau_bengio", "bayle_within"):
         assert method in out
+    # the hierarchical model's three rows, each with its target, and its diagnostics
+    assert "95% posterior intervals" in out
+    for row, target in [
+        ("bayes_expected_cv", "expected_cv"),
+        ("bayes_ose", "ose"),
+        ("bayes_new_source", "new_source"),
+    ]:
+        assert any(line.split()[:1] == [row] and target in line for line in out.splitlines())
+    assert "sampler pymc: r-hat max" in out
     png = (tmp_path / "per_source_losses.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(png) > 10_000
