@@ -6,11 +6,13 @@ on ``sys.path`` and they import it as ``from _report import ...``.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import platform
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,22 @@ def machine_info(
     if with_blas:
         out["blas"] = blas()
     return out
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Wall time of one call of `fn`, after a garbage collection."""
+    gc.collect()  # the same starting state for every run; the collector stays on while timed
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(contenders: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[float]]:
+    """Time each contender `repeats` times, interleaved, after one unrecorded warm-up each."""
+    for fn in contenders.values():  # warm-up, not recorded
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            times[name].append(timed(fn))
+    return times

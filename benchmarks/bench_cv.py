@@ -31,13 +31,11 @@ The whole run takes well under a minute on two cores.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import json
 import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +48,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load_average, machine_info  # house helpers
+from _report import interleaved, load_average, machine_info  # house helpers
 
 import bayescv
 from bayescv.losses import from_arrays
@@ -71,23 +69,6 @@ N_BLOCKS = 10
 MOMENT_REPEATS = 21
 SHUFFLED_REPEATS = 7
 MOMENT_AIM = 5.0
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    gc.collect()  # the same starting state for every run; the collector stays on while timed
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def interleaved(contenders: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[float]]:
-    for fn in contenders.values():  # warm-up, not recorded
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, fn in contenders.items():
-            times[name].append(timed(fn))
-    return times
 
 
 def summary(times: list[float]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ Results go to ``benchmarks/results/bench_estimators.json`` and ``bench_estimator
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import json
 import statistics
 import sys
@@ -41,7 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load_average, machine_info  # house helpers
+from _report import interleaved, load_average, machine_info  # house helpers
 
 import bayescv
 import bayescv.estimators as est
@@ -57,23 +56,6 @@ REPEATS = 21
 PER_CALL_REPEATS = 7
 PER_CALL_NUMBER = 200
 AIM = 10.0
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    gc.collect()  # the same starting state for every run; the collector stays on while timed
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def interleaved(contenders: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[float]]:
-    for fn in contenders.values():  # warm-up, not recorded
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, fn in contenders.items():
-            times[name].append(timed(fn))
-    return times
 
 
 def per_call(fn: Callable[[], Any]) -> list[float]:
