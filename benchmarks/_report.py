@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import json
 import os
 import platform
 import subprocess
@@ -123,3 +124,21 @@ def interleaved(contenders: dict[str, Callable[[], Any]], repeats: int) -> dict[
         for name, fn in contenders.items():
             times[name].append(timed(fn))
     return times
+
+
+#: Where every benchmark writes its results.
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def write_results(
+    name: str, results: dict[str, Any], markdown: Callable[[dict[str, Any]], str], started: float
+) -> None:
+    """Record load and run time, then write ``results/{name}.json`` and ``.md`` and say so."""
+    results["load_after"] = load_average()
+    results["total_runtime_s"] = time.perf_counter() - started
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(markdown(results))
+    print(
+        f"wrote {RESULTS / (name + '.json')} and {name}.md in {results['total_runtime_s']:.0f} s"
+    )

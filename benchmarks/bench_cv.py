@@ -31,7 +31,6 @@ The whole run takes well under a minute on two cores.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import statistics
 import sys
 import time
@@ -48,13 +47,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import interleaved, load_average, machine_info  # house helpers
+from _report import interleaved, load_average, machine_info, write_results  # house helpers
 
 import bayescv
 from bayescv.losses import from_arrays
 from bayescv.moments import block_sums
 
-RESULTS = Path(__file__).resolve().parent / "results"
 #: Packages whose versions the results record (bench_nested.py records the same).
 MACHINE_PACKAGES = ["numpy", "scipy", "scikit-learn", "xarray", "bayescv"]
 
@@ -312,14 +310,7 @@ def main() -> None:
         f"with source {mo['block_moments_with_source']['median_s'] * 1e3:.1f} ms "
         f"(x{mo['ratio_block_moments_with_source']:.0f})"
     )
-    results["load_after"] = load_average()
-    results["total_runtime_s"] = time.perf_counter() - started
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "bench_cv.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "bench_cv.md").write_text(markdown(results))
-    print(
-        f"wrote {RESULTS / 'bench_cv.json'} and bench_cv.md in {results['total_runtime_s']:.0f} s"
-    )
+    write_results("bench_cv", results, markdown, started)
 
 
 if __name__ == "__main__":

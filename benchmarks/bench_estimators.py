@@ -29,7 +29,6 @@ Results go to ``benchmarks/results/bench_estimators.json`` and ``bench_estimator
 from __future__ import annotations
 
 import datetime as dt
-import json
 import statistics
 import sys
 import time
@@ -40,15 +39,13 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import interleaved, load_average, machine_info  # house helpers
+from _report import interleaved, load_average, machine_info, write_results  # house helpers
 
 import bayescv
 import bayescv.estimators as est
 from bayescv.classical import cv_intervals, variance_estimates
 from bayescv.estimators import ESTIMATORS, block_stats
 from bayescv.losses import from_arrays
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 N_LOSSES = 10**7
 N_BLOCKS = 100
@@ -270,15 +267,7 @@ def main() -> None:
         f"{t['all_estimators_from_stats']['median_s'] * 1e3:.2f} ms; "
         f"from_arrays (untimed) {b['untimed_from_arrays_s']:.2f} s"
     )
-    results["load_after"] = load_average()
-    results["total_runtime_s"] = time.perf_counter() - started
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "bench_estimators.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "bench_estimators.md").write_text(markdown(results))
-    print(
-        f"wrote {RESULTS / 'bench_estimators.json'} and bench_estimators.md "
-        f"in {results['total_runtime_s']:.0f} s"
-    )
+    write_results("bench_estimators", results, markdown, started)
 
 
 if __name__ == "__main__":

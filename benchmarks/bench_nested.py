@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
-import json
 import math
 import statistics
 import sys
@@ -58,14 +57,12 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load_average, machine_info  # house helpers
+from _report import load_average, machine_info, write_results  # house helpers
 from bench_cv import MACHINE_PACKAGES, summary
 
 from bayescv._nested_core import draw_folds
 from bayescv._provenance import child_seeds
 from bayescv.nested import nested_cv
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 N, P, K = 100, 20, 10
 BAYES_ERROR = 0.33
@@ -359,14 +356,7 @@ def main() -> None:
         f"plain loop {f['plain_loop_wall_s']:.1f} s ({f['fits_per_s_plain_loop']:.0f} fits/s)\n"
         f"  overhead ratio: wall {o['wall']['ratio_of_medians']:.3f}, cpu {o['cpu']['ratio_of_medians']:.3f}"
     )
-    results["load_after"] = load_average()
-    results["total_runtime_s"] = time.perf_counter() - started
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "bench_nested.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "bench_nested.md").write_text(markdown(results))
-    print(
-        f"wrote {RESULTS / 'bench_nested.json'} and bench_nested.md in {results['total_runtime_s']:.0f} s"
-    )
+    write_results("bench_nested", results, markdown, started)
 
 
 if __name__ == "__main__":
