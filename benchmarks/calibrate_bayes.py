@@ -9,18 +9,20 @@ Run from the repository root (the full studies are long; ``--quick`` checks the 
 with K = 10 sources drawn once (``source_seed`` 0) and M = 50 points per source redrawn in
 every replicate, unregularised logistic regression, 0-1 loss, leave one source out, 95 %
 intervals for ``expected_cv`` = E[μ̂] with the sources fixed. Methods: ``bootstrap``
-(B = 20 bootstrap-replicated CV runs, normal quantile), ``bootstrap_t`` (the same interval
-with Student's t quantile, B − 1 degrees of freedom; registered here with
-:func:`~bayescv.compare.register_method`), ``theta_B``, ``naive_points`` and ``bayes_hier``
-(the collapsed model fitted on the observed table and the same 20 bootstrap replicates: one
-replicated table per data set, shared by the three methods that use it). The truth
+(B bootstrap-replicated CV runs, ``--n-bootstrap``, normal quantile), ``bootstrap_t`` (the
+same interval with Student's t quantile, B − 1 degrees of freedom), ``bootstrap_ties`` and
+``bootstrap_ties_t`` (the bootstrap variance less its duplicated-point term, the correction
+``bayes_hier`` applies; :func:`bayescv.bayes._stats.tie_term`), these three registered here
+with :func:`~bayescv.compare.register_method`; ``theta_B``, ``naive_points`` and
+``bayes_hier`` (the collapsed model fitted on the observed table and the same B bootstrap
+replicates: one replicated table per data set, shared by every method that uses it). The truth
 ``expected_cv`` and the true sd of μ̂ come from a separate, larger study of the same scenario
 (``--truth-replicates``, other seeds, μ̂ only), so their Monte Carlo error is small against
 that of the coverages. Reported per method: coverage with its Monte Carlo standard error,
 misses high and low, mean and sd of the width, the centre bias (mean estimate − truth) in units
 of the true sd of μ̂, and for the Bayesian row the number of fits flagged ``not_converged``;
-and the paired width ratios bayes/bootstrap and bayes/bootstrap_t (mean over data sets of the
-per-data-set ratio, with its standard error, and the median).
+and the paired width ratios of the Bayesian interval to three bootstrap rows (mean over data
+sets of the per-data-set ratio, with its standard error, and the median).
 
 **Sources redrawn** (``--design redrawn``, the new-source check): every replicate draws 10 new
 sources; for each M in ``--m`` a study of ``bayes_hier``, ``theta_B`` and ``naive_points``
@@ -45,6 +47,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +57,7 @@ import xarray as xr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import load_average, machine_info  # house helpers
 
+from bayescv.bayes._stats import collapse
 from bayescv.compare import (
     Method,
     MultiSourceLogistic,
@@ -65,6 +69,7 @@ from bayescv.compare import (
     summarize,
     unregister_method,
 )
+from bayescv.intervals import interval_dataset, normal_bounds
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
@@ -80,14 +85,49 @@ def bootstrap_t(context: Any, names: Sequence[str], *, n_bootstrap: int = 20) ->
     return ds.assign_coords(method=list(names))
 
 
-def register_bootstrap_t() -> None:
-    """Register ``bootstrap_t`` (replacing an earlier registration of this script)."""
-    boot = get_method("bootstrap")
-    method = Method(
-        "bootstrap_t", bootstrap_t, boot.target, "refit",
-        description="bootstrap-replicated CV, t quantile (calibrate_bayes.py)",
+def bootstrap_ties(
+    context: Any, names: Sequence[str], *, n_bootstrap: int = 20, dist: str = "normal"
+) -> xr.Dataset:
+    """The bootstrap variance of μ̂ less the duplicated-point term Σ_k w_k² (1 − 1/n_k) c̄_k/n_k.
+
+    The classical counterpart of what ``bayes_hier`` does with the same table
+    (:func:`bayescv.bayes._stats.tie_term`): shown so that the gain of the correction and the
+    gain of the model can be told apart. A corrected variance ≤ 0 gives a NaN interval,
+    flagged ``negative_variance``.
+    """
+    s = collapse(context.losses, context.bootstrap_table(n_bootstrap))
+    w = s.weights
+    variance = w @ s.scatter @ w / s.scatter_df - w**2 @ s.scatter_extra
+    estimate = float(w @ s.ybar)
+    se, lower, upper, flag = normal_bounds(
+        estimate, variance, level=context.level, dist=dist, df=s.scatter_df
+    )
+    one = lambda x: np.atleast_1d(x)  # noqa: E731
+    return interval_dataset(
+        list(names), estimate=one(estimate), lower=one(lower), upper=one(upper), se=one(se),
+        level=context.level, target="expected_cv", flag=one(flag), dist=dist,
     )  # fmt: skip
-    register_method(method, replace=True)
+
+
+EXTRA_METHODS = {
+    "bootstrap_t": (bootstrap_t, "bootstrap-replicated CV, t quantile (calibrate_bayes.py)"),
+    "bootstrap_ties": (
+        bootstrap_ties,
+        "bootstrap variance less the duplicated-point term, normal quantile (calibrate_bayes.py)",
+    ),
+    "bootstrap_ties_t": (
+        partial(bootstrap_ties, dist="t"),
+        "bootstrap variance less the duplicated-point term, t quantile (calibrate_bayes.py)",
+    ),
+}
+
+
+def register_extra_methods() -> None:
+    """Register this script's classical comparison rows (replacing earlier registrations)."""
+    boot = get_method("bootstrap")
+    for name, (function, description) in EXTRA_METHODS.items():
+        method = Method(name, function, boot.target, "refit", description=description)
+        register_method(method, replace=True)
 
 
 def scenario(m: int, design: str) -> MultiSourceLogistic:
@@ -163,7 +203,7 @@ def width_ratio(st: xr.Dataset, a: str, b: str) -> dict[str, float]:
 
 def run_fixed(args: argparse.Namespace) -> dict[str, Any]:
     m = args.m[0]
-    register_bootstrap_t()
+    register_extra_methods()
     try:
         sc = scenario(m, "fixed")
         # The truth: μ̂ over many more data sets from the same fixed sources, other seeds.
@@ -173,15 +213,16 @@ def run_fixed(args: argparse.Namespace) -> dict[str, Any]:
         truth = float(mc["truth"].sel(target="expected_cv"))
         truth_se = float(mc["truth_se"].sel(target="expected_cv"))
         sd = float(np.sqrt(mc["theta"]))
-        methods = ["bootstrap", "bootstrap_t", "theta_B", "naive_points", "bayes_hier"]
+        methods = ["bootstrap", *EXTRA_METHODS, "theta_B", "naive_points", "bayes_hier"]
         options = {
             "bootstrap": {"n_bootstrap": args.n_bootstrap},
-            "bootstrap_t": {"n_bootstrap": args.n_bootstrap},
+            **{name: {"n_bootstrap": args.n_bootstrap} for name in EXTRA_METHODS},
             "bayes_hier": bayes_options(args),
         }
         st = study(sc, methods, args.replicates, args, options, args.seed, [], "fixed")
     finally:
-        unregister_method("bootstrap_t")
+        for name in EXTRA_METHODS:
+            unregister_method(name)
     summary = summarize(st, targets=["expected_cv"], truths={"expected_cv": truth})
     return {
         "scenario": sc.params(),
@@ -197,6 +238,7 @@ def run_fixed(args: argparse.Namespace) -> dict[str, Any]:
         "width_ratio": {
             "bayes/bootstrap": width_ratio(st, BAYES, "bootstrap"),
             "bayes/bootstrap_t": width_ratio(st, BAYES, "bootstrap_t"),
+            "bayes/bootstrap_ties_t": width_ratio(st, BAYES, "bootstrap_ties_t"),
         },
         "options": options,
         "study_wall_s": float(st.attrs["wall_time_s"]),
@@ -271,7 +313,7 @@ def markdown_fixed(out: dict[str, Any]) -> str:
         f"MultiSourceLogistic, K = {K} sources fixed (source_seed 0), M = {r['m']} points per "
         "source redrawn per replicate, unregularised logistic regression, 0-1 loss, leave one "
         f"source out; {r['replicates']} replicates; {100 * LEVEL:.0f} % intervals; B = "
-        f"{out['args']['n_bootstrap']} bootstrap replicates shared by bootstrap, bootstrap_t and "
+        f"{out['args']['n_bootstrap']} bootstrap replicates shared by the bootstrap rows and "
         f"bayes_hier (sampler {out['args']['sampler']}).",
         "",
         f"Truth: `expected_cv` = {r['truth_expected_cv']:.4f} ± {r['truth_expected_cv_se']:.4f}"

@@ -19,7 +19,7 @@ import xarray as xr
 from bayescv.losses import validate
 from bayescv.moments import block_moments
 
-__all__ = ["BlockStats", "collapse", "loglik_numpy"]
+__all__ = ["BlockStats", "collapse", "loglik_numpy", "tie_term"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 SCHEMES = ("source", "random")
@@ -33,7 +33,9 @@ class BlockStats:
     squares ``W`` (``W_k / ν_k ~ χ²(dof_k)``), the location vector ``ybar`` of block means
     (``ybar ~ MVN(μ₀ 1, τ² I + Σ / ybar_count)``, Σ = Γ + diag(ν_k / n_k)) and a scatter
     term for replicated block means (``−a/2 log|Σ_s| − b/2 tr(Σ_s⁻¹ S)``, with
-    Σ_s = Σ + scatter_tau · τ² I).
+    Σ_s = Σ + scatter_tau · τ² I, the within-block part ν_k/n_k scaled by
+    ``scatter_nu_factor`` and ``scatter_extra`` added to the diagonal: both are 1 and 0
+    except for bootstrap resamples, see :func:`tie_term`).
     """
 
     scheme: str
@@ -51,6 +53,8 @@ class BlockStats:
     scatter_weight: float
     scatter_tau: float
     scatter_const: float
+    scatter_nu_factor: np.ndarray
+    scatter_extra: np.ndarray
     n_replicates: int
     n_bootstrap: int
     replicate_means: np.ndarray
@@ -81,6 +85,8 @@ class BlockStats:
             "scatter_weight": np.asarray(self.scatter_weight),
             "scatter_tau": np.asarray(self.scatter_tau),
             "scatter_const": np.asarray(self.scatter_const),
+            "scatter_nu_factor": self.scatter_nu_factor,
+            "scatter_extra": self.scatter_extra,
         }
 
 
@@ -103,6 +109,10 @@ def collapse(
         Bootstrap replicates of the same data (``replicate_kind="bootstrap"``, at least two,
         the same blocks). Their block means inform only the sampling covariance Σ, through
         their centred scatter; μ and the within-block variances come from `losses` alone.
+        Where the table's ``index`` records resampled rows (some row drawn twice in a
+        replicate, as :func:`bayescv.bootstrap_cv_losses` records them), the scatter's
+        expectation carries the duplicated-point term of :func:`tie_term`, which the
+        likelihood models instead of reading it as between-block covariance.
     scheme : {"source", "random"}, optional
         Model for CVS (per-source parameters and a hierarchy over sources) or for CVR
         (exchangeable folds); default from the table's ``scheme`` attribute.
@@ -165,6 +175,7 @@ def collapse(
     else:  # pragma: no cover - validate() admits only the kinds above
         raise ValueError(f"unknown replicate kind {kind!r}")
     n_boot = 0
+    nu_factor, extra = np.ones(k), np.zeros(k)
     if bootstrap is not None:
         if kind != "single":
             raise ValueError(
@@ -172,6 +183,11 @@ def collapse(
             )
         scatter, a, n_boot = _bootstrap_scatter(bootstrap, labels)
         b, t, c = 1.0, 0.0, 0.0
+        ties = tie_term(bootstrap, labels)
+        if ties is not None:
+            n_obs = n_all[0]
+            nu_factor = 1.0 - 1.0 / n_obs
+            extra = nu_factor * ties / n_obs
         kind = "bootstrap"
     scales = _scales(n_all, means, w_all, ybar)
     return BlockStats(
@@ -190,6 +206,8 @@ def collapse(
         scatter_weight=float(b),
         scatter_tau=float(t),
         scatter_const=float(c),
+        scatter_nu_factor=np.asarray(nu_factor, dtype=float),
+        scatter_extra=np.asarray(extra, dtype=float),
         n_replicates=n_rep,
         n_bootstrap=n_boot,
         replicate_means=means,
@@ -270,6 +288,106 @@ def _bootstrap_scatter(table: xr.Dataset, labels: np.ndarray) -> tuple[np.ndarra
     means = mom["S"].values / n
     dev = means - means.mean(axis=0)
     return dev.T @ dev, float(n_boot - 1), n_boot
+
+
+def tie_term(table: xr.Dataset, labels: np.ndarray) -> np.ndarray | None:
+    """Per block, the mean over its points of the variance of a point's loss across models.
+
+    A bootstrap replicate resamples the n_k test points of block k with multiplicities
+    w ~ Multinomial(n_k, 1/n_k), independently of the block's model m, which is refitted on
+    the other (resampled) blocks. Writing L_i(m) for the loss of original point i under m and
+    c_i = Var*(L_i(m)) for its variance across bootstrap models, the bootstrap variance of
+    the block mean ē*_k = Σ_i w_i L_i(m) / n_k is, exactly,
+
+        Var*(ē*_k) = E*[s²(m)] / n_k + Var*(mean_i L_i(m)),
+
+    with s²(m) the divisor-n spread of the block's losses under m. Both terms hold c̄_k =
+    mean_i c_i: the first as part of the per-point variance (≈ (1 − 1/n_k) ν_k, as in the
+    data's own sampling distribution), the second once more, through c̄_k / n_k. So
+
+        Var*(ē*_k) ≈ (1 − 1/n_k) (ν_k / n_k + c̄_k / n_k) + ω_k,
+
+    whereas a fresh data set has Var(ē_k) = ν_k / n_k + ω_k: two fresh test points never
+    coincide, a point drawn twice in a resample carries its own model-driven variance twice.
+    For a 0-1 loss c_i = p_i (1 − p_i), with p_i the share of bootstrap models that
+    misclassify point i, which is far larger than the smooth ω_k of the block's error
+    (``docs/bayes.md`` measures both). The collapsed likelihood therefore models the
+    bootstrap scatter with this diagonal, the factor (1 − 1/n_k) left off ω_k so that the
+    scatter's covariance stays positive definite by construction (a relative error 1/n_k on
+    ω_k). Off the diagonal, resampling is independent between blocks and nothing is added.
+
+    c_i is estimated without bias from the replicates that draw point i (the table's
+    ``index`` coordinate: copies of a row in one replicate share the block and the model,
+    so one value per replicate), with ``ddof=1``; points drawn in fewer than two replicates
+    are left out (which replicates draw a point does not depend on the models), and c̄_k
+    is the plain mean over the block's points. For random K-fold CV, where a point's fold
+    changes between replicates, a point counts in a block once for every replicate that
+    tests it there. A few passes over the table: O(R N) time, O(N) memory.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        Bootstrap loss table, dims ``(replicate, obs)``, with ``index`` and ``block``.
+    labels : ndarray
+        Block labels, in the order of the result.
+
+    Returns
+    -------
+    ndarray of shape (K,) or None
+        c̄_k per block; None when no replicate draws any row twice: then the rows are not
+        recorded resamples (for example, fresh simulated data sets labelled as bootstrap),
+        and no duplicated-point term is estimable or present.
+    """
+    loss = np.atleast_2d(np.asarray(table["loss"].values, dtype=float))
+    index = np.atleast_2d(np.asarray(table["index"].values, dtype=np.int64))
+    codes = np.searchsorted(labels, np.atleast_2d(table["block"].values))
+    n_rows = int(index.max()) + 1
+    resampled = any(np.bincount(row, minlength=n_rows).max() > 1 for row in index)
+    if not resampled:
+        return None
+
+    def per_replicate():
+        for r in range(loss.shape[0]):
+            count = np.bincount(index[r], minlength=n_rows)
+            drawn = count > 0
+            value = np.bincount(index[r], weights=loss[r], minlength=n_rows)[drawn] / count[drawn]
+            yield r, drawn, value
+
+    times, total = np.zeros(n_rows), np.zeros(n_rows)
+    for _, drawn, value in per_replicate():
+        times[drawn] += 1.0
+        total[drawn] += value
+    mean = np.divide(total, times, out=np.zeros(n_rows), where=times > 0)
+    squares = np.zeros(n_rows)
+    for _, drawn, value in per_replicate():
+        squares[drawn] += (value - mean[drawn]) ** 2
+    usable = times >= 2
+    c_point = np.divide(squares, times - 1.0, out=np.zeros(n_rows), where=usable)
+    k = labels.size
+    home = np.full(n_rows, -1, dtype=np.int64)  # the block a point is tested in
+    moved = False
+    for r in range(loss.shape[0]):
+        seen = home[index[r]]
+        moved = moved or bool(((seen >= 0) & (seen != codes[r])).any())
+        home[index[r]] = codes[r]
+    if not moved:  # CVS: every point has one block; average its points equally
+        keep = usable & (home >= 0)
+        c_sum = np.bincount(home[keep], weights=c_point[keep], minlength=k)
+        c_count = np.bincount(home[keep], minlength=k).astype(float)
+    else:  # CVR: a point counts in a block once per replicate that tests it there
+        c_sum, c_count = np.zeros(k), np.zeros(k)
+        for r, drawn, _ in per_replicate():
+            home[index[r]] = codes[r]
+            keep = drawn & usable
+            c_sum += np.bincount(home[keep], weights=c_point[keep], minlength=k)
+            c_count += np.bincount(home[keep], minlength=k)
+    if (c_count == 0).any():
+        missing = labels[c_count == 0].tolist()
+        raise ValueError(
+            f"blocks {missing} have no point drawn in two bootstrap replicates: too few "
+            "replicates to estimate the duplicated-point term of the bootstrap scatter"
+        )
+    return c_sum / c_count
 
 
 def _scales(
@@ -370,8 +488,13 @@ def loglik_numpy(
     ll_w = -0.5 * stats.dof * np.log(2.0 * np.pi * nu) - stats.W / (2.0 * nu) + stats.w_const
     ll_scatter = np.full(mu0.shape, stats.scatter_const)
     if stats.scatter_df or stats.scatter_weight:
-        logdet_s, u_s, denom_s = _diag_rank1(own + stats.scatter_tau * tau2, gamma_sd, rho)
-        diag_s = own + stats.scatter_tau * tau2
+        diag_s = (
+            (1.0 - rho[..., None]) * gamma_sd**2
+            + stats.scatter_nu_factor * nu / stats.n
+            + stats.scatter_extra
+            + stats.scatter_tau * tau2
+        )
+        logdet_s, u_s, denom_s = _diag_rank1(diag_s, gamma_sd, rho)
         trace = (np.diagonal(stats.scatter) / diag_s).sum(-1) - rho * np.einsum(
             "...k,kl,...l->...", u_s, stats.scatter, u_s
         ) / denom_s

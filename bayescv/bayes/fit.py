@@ -313,6 +313,9 @@ def _inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
             "n": ("block", stats.n),
             "dof": ("block", stats.dof),
             "weights": ("block", stats.weights),
+            # (1 − 1/n_k) c̄_k / n_k: the duplicated-point term of the bootstrap scatter
+            # (bayescv.bayes._stats.tie_term); zero without resampled bootstrap replicates.
+            "bootstrap_tie_term": ("block", stats.scatter_extra),
         },
         coords=block,
         attrs={

@@ -193,8 +193,10 @@ def loglik_graph(tau, nu, gamma_sd, rho, d: dict[str, Any]):
     prec = a_ + 1.0 / s02
     logdet = pt.sum(pt.log(diag_v)) + pt.log(denom)
     ll_ebar = -0.5 * (k * _LOG_2PI + logdet + c_ + pt.log(s02 * prec)) + pt.square(b_) / (2 * prec)
-    # Scatter of replicated block means: Σ_s = diag(own + t τ²) + ρ s sᵀ.
-    diag_s = own + d["scatter_tau"] * tau2
+    # Scatter of replicated block means: Σ_s = diag(own + t τ²) + ρ s sᵀ; bootstrap resamples
+    # scale ν_k/n_k by (1 − 1/n_k) and add the duplicated-point term (_stats.tie_term).
+    own_s = (1.0 - rho) * sd2 + d["scatter_nu_factor"] * nu / d["n"] + d["scatter_extra"]
+    diag_s = own_s + d["scatter_tau"] * tau2
     u_s = gamma_sd / diag_s
     denom_s = 1.0 + rho * pt.sum(gamma_sd * u_s)
     scatter = d["scatter"]

@@ -284,7 +284,7 @@ BAYES_TARGETS = {
 
 
 def bayes_hier(
-    context: Context, names: Sequence[str], *, n_bootstrap: int = 20, **options: Any
+    context: Context, names: Sequence[str], *, n_bootstrap: int = 50, **options: Any
 ) -> xr.Dataset:
     """Hierarchical Bayesian model (:mod:`bayescv.bayes`): posterior intervals.
 
@@ -295,7 +295,8 @@ def bayes_hier(
     ``not_applicable``).
 
     `n_bootstrap` bootstrap-replicated CV runs (:meth:`Context.bootstrap_table`, shared with
-    the ``bootstrap`` method when it runs with the same ``n_bootstrap``) inform the sampling
+    the ``bootstrap`` method when it runs with the same ``n_bootstrap``; both default to 50,
+    so a study running both fits the replicates once) inform the sampling
     covariance of the block means; with ``n_bootstrap=0`` the one observed table is fitted
     alone and the split of its scatter between Γ and τ² rests on the prior (``docs/bayes.md``).
     ``cores`` defaults to 1: a study runs one replicate per worker, and nutpie's parallel
@@ -390,7 +391,7 @@ def _load_bayes() -> Method:
         description=(
             "hierarchical Bayesian model, posterior intervals: one MCMC fit on the losses and "
             "B bootstrap-replicated CV runs, B x K refits shared with 'bootstrap' "
-            "(options: n_bootstrap=20, 0 for the losses alone; draws, tune, chains, sampler)"
+            "(options: n_bootstrap=50, 0 for the losses alone; draws, tune, chains, sampler)"
         ),
     )  # fmt: skip
 
