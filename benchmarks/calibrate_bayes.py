@@ -3,7 +3,11 @@
 Run from the repository root (the full studies are long; ``--quick`` checks the script)::
 
     python benchmarks/calibrate_bayes.py --replicates 200 --n-jobs 2 --store /tmp/calib
+    python benchmarks/calibrate_bayes.py --n-bootstrap 20 --out-dir /tmp/b20  # -> *_b20.md
     python benchmarks/calibrate_bayes.py --design redrawn --m 10,50,200 --n-jobs 2
+
+B defaults to 50, the default of both ``bootstrap`` and ``bayes_hier``; the B = 20 results in
+``results/calibrate_bayes_b20.md`` are the first command with ``--n-bootstrap 20``, renamed.
 
 **Sources fixed** (``--design fixed``, the default): :class:`~bayescv.compare.MultiSourceLogistic`
 with K = 10 sources drawn once (``source_seed`` 0) and M = 50 points per source redrawn in
@@ -79,14 +83,14 @@ PACKAGES = ("numpy", "scikit-learn", "xarray", "pymc", "arviz", "nutpie", "bayes
 MODULES = {"scikit-learn": "sklearn"}
 
 
-def bootstrap_t(context: Any, names: Sequence[str], *, n_bootstrap: int = 20) -> xr.Dataset:
+def bootstrap_t(context: Any, names: Sequence[str], *, n_bootstrap: int = 50) -> xr.Dataset:
     """The ``bootstrap`` interval with Student's t quantile (B − 1 d.f.), same shared table."""
     ds = registry.bootstrap(context, ["bootstrap"], n_bootstrap=n_bootstrap, dist="t")
     return ds.assign_coords(method=list(names))
 
 
 def bootstrap_ties(
-    context: Any, names: Sequence[str], *, n_bootstrap: int = 20, dist: str = "normal"
+    context: Any, names: Sequence[str], *, n_bootstrap: int = 50, dist: str = "normal"
 ) -> xr.Dataset:
     """The bootstrap variance of μ̂ less the duplicated-point term Σ_k w_k² (1 − 1/n_k) c̄_k/n_k.
 
@@ -409,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         "--m", type=parse_m, default=None, help="points per source (comma list; redrawn "
         "default 10,50,200, fixed 50)",
     )  # fmt: skip
-    parser.add_argument("--n-bootstrap", type=int, default=20)
+    parser.add_argument("--n-bootstrap", type=int, default=50)
     parser.add_argument("--truth-replicates", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=RESULTS)

@@ -1,4 +1,5 @@
 import importlib
+import inspect
 
 import numpy as np
 import pytest
@@ -215,6 +216,13 @@ def test_bootstrap_and_bayes_hier_share_one_bootstrap_table_per_replicate(monkey
     assert "new_source" not in summary["target"].values
     assert np.isnan(float(summary["estimate_bias"].sel({"method": "bayes_new_source"})))
     assert "bayes_new_source" in summary_table(summary)
+
+
+def test_bootstrap_and_bayes_hier_default_to_the_same_table_size():
+    # The shared table is built once only when both ask for the same B: the defaults agree,
+    # so a study running both methods with their defaults fits the replicates once.
+    default = lambda f: inspect.signature(f).parameters["n_bootstrap"].default  # noqa: E731
+    assert default(registry.bootstrap) == default(registry.bayes_hier) == 50
 
 
 @needs_bayes

@@ -77,7 +77,10 @@ def fit(
     bootstrap : xarray.Dataset, optional
         Bootstrap replicates of the same data (:func:`bayescv.bootstrap_cv_losses`). They
         inform only the sampling covariance Σ = Γ + diag(ν_k/n_k) of the block means, through
-        their centred scatter; never the error means.
+        their centred scatter; never the error means. A test point drawn twice in a resample
+        carries its model-driven loss variance twice; that duplicated-point term is estimated
+        from the table's ``index`` and modelled, not read as covariance
+        (:func:`bayescv.bayes._stats.tie_term`; ``constant_data["bootstrap_tie_term"]``).
     priors : Priors, optional
         Prior settings; default ``Priors()``.
     scheme : {"source", "random"}, optional
