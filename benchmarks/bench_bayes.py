@@ -34,9 +34,7 @@ import datetime as dt
 import importlib.util
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -45,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
-import bayescv
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine_info  # house helpers
+
 from bayescv.bayes import Priors, fit, posterior_intervals
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.losses import from_arrays, stack_replicates
@@ -276,42 +276,21 @@ def bench_prior_sensitivity() -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                line.split(":", 1)[1].strip() for line in f if line.startswith("model name")
-            )
-    except (OSError, StopIteration):
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    versions = {}
+    """Machine and versions (``_report.machine_info``), the optional samplers' versions (None
+    where not installed) and the cost of one ``time.process_time()`` call."""
+    info = machine_info(("numpy", "bayescv"), cpu=True)
     for name in ("pymc", "pytensor", "arviz", "numba", "nutpie", "numpyro", "jax"):
         try:
-            versions[name] = __import__(name).__version__
+            info[name] = importlib.import_module(name).__version__
         except ImportError:
-            versions[name] = None
+            info[name] = None
     # PyMC's NUTS reads time.process_time() twice per iteration; on some virtualised machines
     # that call is a slow system call. Measured here, as it shows in the PyMC timings.
     start = time.perf_counter()
     for _ in range(2000):
         time.process_time()
-    process_time_us = (time.perf_counter() - start) / 2000 * 1e6
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "bayescv": bayescv.__version__,
-        "git_commit": commit,
-        "process_time_call_us": process_time_us,
-        **versions,
-    }
+    info["process_time_call_us"] = (time.perf_counter() - start) / 2000 * 1e6
+    return info
 
 
 def fmt_s(x: float) -> str:
