@@ -24,18 +24,16 @@ from tqdm.auto import tqdm
 
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import cross_val_losses
-from bayescv.intervals import check_level
 from bayescv.loss_functions import Loss, get_loss
 from bayescv.shift._common import (
     Estimates,
     Prepared,
-    check_beta,
     prepare,
     settings_attrs,
     to_dataset,
     warn_low_ess,
 )
-from bayescv.shift.risk import METHODS, beta_attrs, estimates
+from bayescv.shift.risk import METHODS, beta_attrs, check_request, estimates
 from bayescv.shift.weights import density_ratio_weights
 
 __all__ = ["importance_weighted_cv", "importance_weighted_cvs"]
@@ -153,7 +151,7 @@ def importance_weighted_cv(
             "give exactly one of X_target (to estimate the weights) and weights (user-supplied)"
         )
     X_source, y_source = indexable(X_source, y_source)
-    methods = _check(methods, beta, level)
+    methods = check_request(methods, beta, level)
     seed = resolve_seed(random_state)
     run = _weighted_cv(
         estimator, X_source, y_source, X_target, weights, cv=cv, loss=loss,
@@ -274,7 +272,7 @@ def importance_weighted_cvs(
     X, y, groups = indexable(X, y, groups)
     if groups is None:
         raise ValueError("importance_weighted_cvs needs the source of every point (groups)")
-    methods = _check(methods, beta, level)
+    methods = check_request(methods, beta, level)
     groups = np.asarray(groups)
     labels = np.unique(groups)
     if labels.size < 2:
@@ -345,15 +343,6 @@ def importance_weighted_cvs(
         "estimate and true_risk agree within z · sqrt(se² + true_risk_se²)"
     )
     return ds
-
-
-def _check(methods: Sequence[str], beta: Any, level: float) -> list[str]:
-    methods = list(methods)
-    if not methods or len(set(methods)) != len(methods) or set(methods) - set(METHODS):
-        raise ValueError(f"methods must be distinct names from {METHODS}, got {methods}")
-    check_beta(beta)
-    check_level(level)
-    return methods
 
 
 def _weighted_cv(

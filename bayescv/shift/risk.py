@@ -23,6 +23,7 @@ evaluated on held-out data) and the weights are exact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -255,12 +256,7 @@ def target_risk_intervals(
     >>> ds["method"].values.tolist(), ds.attrs["target"]
     (['iw', 'iw_control_variate'], 'target_risk')
     """
-    methods = list(methods)
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods or len(set(methods)) != len(methods):
-        raise ValueError(f"methods must be distinct names from {METHODS}, got {methods}")
-    check_beta(beta)
-    check_level(level)
+    methods = check_request(methods, beta, level)
     min_points = 3 if "iw_control_variate" in methods and beta == "optimal" else 2
     prep = prepare(losses, weights, clip, clip_quantile, normalize, min_ess_fraction, min_points)
     est = estimates(prep, methods, beta)
@@ -272,6 +268,31 @@ def target_risk_intervals(
         coords=prep.coords,
         attrs={**settings_attrs(prep), **beta_attrs(methods, beta), **prep.weight_attrs},
     )
+
+
+def check_request(methods: Sequence[str], beta: Any, level: float) -> list[str]:
+    """Validate the method names, β and the level shared by every interval function here.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Distinct names from :data:`METHODS`.
+    beta : {"optimal", "plugin"} or float
+        The control variate's coefficient.
+    level : float
+        Nominal coverage, in (0, 1).
+
+    Returns
+    -------
+    list of str
+        The method names, as a list.
+    """
+    methods = list(methods)
+    if not methods or len(set(methods)) != len(methods) or set(methods) - set(METHODS):
+        raise ValueError(f"methods must be distinct names from {METHODS}, got {methods}")
+    check_beta(beta)
+    check_level(level)
+    return methods
 
 
 def optimal_beta(losses: Any, weights: Any, *, axis: int = -1) -> np.ndarray:
