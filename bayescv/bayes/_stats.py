@@ -322,7 +322,8 @@ def tie_term(table: xr.Dataset, labels: np.ndarray) -> np.ndarray | None:
     are left out (which replicates draw a point does not depend on the models), and c̄_k
     is the plain mean over the block's points. For random K-fold CV, where a point's fold
     changes between replicates, a point counts in a block once for every replicate that
-    tests it there. A few passes over the table: O(R N) time, O(N) memory.
+    tests it there. One pass over the table (a second for random K-fold CV): O(R N) time,
+    O(N) memory.
 
     Parameters
     ----------
@@ -341,44 +342,37 @@ def tie_term(table: xr.Dataset, labels: np.ndarray) -> np.ndarray | None:
     loss = np.atleast_2d(np.asarray(table["loss"].values, dtype=float))
     index = np.atleast_2d(np.asarray(table["index"].values, dtype=np.int64))
     codes = np.searchsorted(labels, np.atleast_2d(table["block"].values))
-    n_rows = int(index.max()) + 1
-    resampled = any(np.bincount(row, minlength=n_rows).max() > 1 for row in index)
-    if not resampled:
-        return None
-
-    def per_replicate():
-        for r in range(loss.shape[0]):
-            count = np.bincount(index[r], minlength=n_rows)
-            drawn = count > 0
-            value = np.bincount(index[r], weights=loss[r], minlength=n_rows)[drawn] / count[drawn]
-            yield r, drawn, value
-
-    times, total = np.zeros(n_rows), np.zeros(n_rows)
-    for _, drawn, value in per_replicate():
-        times[drawn] += 1.0
-        total[drawn] += value
-    mean = np.divide(total, times, out=np.zeros(n_rows), where=times > 0)
-    squares = np.zeros(n_rows)
-    for _, drawn, value in per_replicate():
-        squares[drawn] += (value - mean[drawn]) ** 2
-    usable = times >= 2
-    c_point = np.divide(squares, times - 1.0, out=np.zeros(n_rows), where=usable)
-    k = labels.size
-    home = np.full(n_rows, -1, dtype=np.int64)  # the block a point is tested in
-    moved = False
+    n_rows, k = int(index.max()) + 1, labels.size
+    # One pass: each point's loss in every replicate that draws it (copies share the value),
+    # its running mean and sum of squared deviations (Welford), and the block testing it.
+    times, mean, squares = np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows)
+    home = np.full(n_rows, -1, dtype=np.int64)
+    resampled = moved = False
     for r in range(loss.shape[0]):
+        count = np.bincount(index[r], minlength=n_rows)
+        resampled = resampled or bool(count.max() > 1)
+        drawn = count > 0
+        value = np.bincount(index[r], weights=loss[r], minlength=n_rows)[drawn] / count[drawn]
+        times[drawn] += 1.0
+        delta = value - mean[drawn]
+        mean[drawn] += delta / times[drawn]
+        squares[drawn] += delta * (value - mean[drawn])
         seen = home[index[r]]
         moved = moved or bool(((seen >= 0) & (seen != codes[r])).any())
         home[index[r]] = codes[r]
+    if not resampled:
+        return None
+    usable = times >= 2
+    c_point = np.divide(squares, times - 1.0, out=np.zeros(n_rows), where=usable)
     if not moved:  # CVS: every point has one block; average its points equally
         keep = usable & (home >= 0)
         c_sum = np.bincount(home[keep], weights=c_point[keep], minlength=k)
         c_count = np.bincount(home[keep], minlength=k).astype(float)
     else:  # CVR: a point counts in a block once per replicate that tests it there
         c_sum, c_count = np.zeros(k), np.zeros(k)
-        for r, drawn, _ in per_replicate():
+        for r in range(loss.shape[0]):
+            keep = (np.bincount(index[r], minlength=n_rows) > 0) & usable
             home[index[r]] = codes[r]
-            keep = drawn & usable
             c_sum += np.bincount(home[keep], weights=c_point[keep], minlength=k)
             c_count += np.bincount(home[keep], minlength=k)
     if (c_count == 0).any():
