@@ -1,6 +1,15 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 from sklearn.datasets import make_classification, make_regression
+
+# Property tests draw the same examples on every run, so CI passes or fails on the code, not
+# on the draw; set HYPOTHESIS_PROFILE=explore locally to search with fresh random examples.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
