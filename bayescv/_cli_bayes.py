@@ -67,12 +67,27 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write figures here")
     p.add_argument("--format", choices=["table", "json"], default="table", dest="fmt")
+    p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
     p.set_defaults(func=_run)
 
 
 def _fail(message: str) -> int:
     print(f"bayescv bayes: error: {message}", file=sys.stderr)
     return 2
+
+
+def _unwritable_dir(path: Path) -> str:
+    """Why figures cannot be written into `path` (created if missing), or '' if they can."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        return "exists and is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as err:
+        return f"cannot write there ({err.strerror or type(err).__name__})"
+    return ""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -85,6 +100,10 @@ def _run(args: argparse.Namespace) -> int:
     for name in ("draws", "tune", "chains"):
         if getattr(args, name) < 1:
             return _fail(f"--{name} must be a positive integer")
+    if args.plot is not None:
+        problem = _unwritable_dir(args.plot)
+        if problem:
+            return _fail(f"--plot {args.plot}: {problem}")
     try:
         frame = pd.read_csv(args.losses)
         table = from_frame(
@@ -110,6 +129,7 @@ def _run(args: argparse.Namespace) -> int:
                 chains=args.chains,
                 sampler=args.sampler,
                 random_state=args.seed,
+                progress=not args.no_progress and sys.stderr.isatty(),
             )
     except (ValueError, ImportError) as err:
         return _fail(str(err).splitlines()[0])

@@ -23,6 +23,9 @@ machine load hit every contender alike); every fit is K = 10 sources, NUTS with 
    one realisation and with 20 bootstrap-like replicates (the identifiability statement of
    ``docs/bayes.md``), and the √R check: replicates of one data set treated as bootstrap
    replicates vs (wrongly) as independent realisations.
+6. **Time to answer** (``_time_to_answer.py``): fresh processes, imports included, with the
+   default sampler: ``bayescv bayes`` with an empty and a warm cache beside ``bayescv
+   variance``, later fits in one process, ``compare_learners``, K = 10 to 1000 sources.
 
 Results go to ``benchmarks/results/bench_bayes.json`` and ``bench_bayes.md``. About 15
 minutes on two shared cores.
@@ -45,6 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine_info  # house helpers
+from _time_to_answer import bench_time_to_answer, markdown_time_to_answer
 
 from bayescv.bayes import Priors, fit, posterior_intervals
 from bayescv.bayes.simulate import simulate_losses
@@ -435,6 +439,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"as independent realisations: ratio {q['ratio']:.2f} (√21 = {q['sqrt_21']:.2f}).",
         "",
     ]
+    if "time_to_answer" in r:
+        lines += markdown_time_to_answer(r["time_to_answer"])
     return "\n".join(lines)
 
 
@@ -452,6 +458,7 @@ SECTIONS = {
     "full_data": bench_full_data,
     "samplers": bench_samplers,
     "prior_sensitivity": bench_prior_sensitivity,
+    "time_to_answer": bench_time_to_answer,
 }
 
 

@@ -9,9 +9,12 @@ turns it into the package's interval Dataset (targets ``expected_cv``, the sourc
 two learners on paired losses. See ``docs/bayes.md`` for the model, its priors and
 parameterisation, and what one CV run can and cannot identify.
 
-Importing this subpackage does not import PyMC; fitting does.
+Importing this subpackage does not import PyMC; fitting with ``sampler="pymc"`` does. The
+default sampler's compiled code is cached on disk (:func:`cache_dir`, :func:`clear_cache`;
+``BAYESCV_CACHE_DIR`` moves the cache, ``BAYESCV_NO_CACHE=1`` turns it off).
 """
 
+from bayescv.bayes._cache import cache_dir, clear_cache
 from bayescv.bayes.checks import plot_ppc, plot_targets, predictive_check
 from bayescv.bayes.compare import compare_learners, paired_differences
 from bayescv.bayes.fit import SAMPLERS, SamplingWarning, diagnose, fit, posterior_intervals
@@ -24,6 +27,8 @@ __all__ = [
     "CompiledModel",
     "Priors",
     "SamplingWarning",
+    "cache_dir",
+    "clear_cache",
     "clear_model_cache",
     "compare_learners",
     "diagnose",

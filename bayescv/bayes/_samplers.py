@@ -1,4 +1,4 @@
-"""The NUTS samplers behind :func:`bayescv.bayes.fit`, each reusing a compiled model.
+"""The NUTS samplers behind :func:`bayescv.bayes.fit`, each reusing compiled code.
 
 Each returns the draws of the sampled coordinates, as numpy arrays of shape
 (chain, draw, ...), and the sampler statistics as an xarray Dataset; ``fit`` maps the draws to
@@ -12,7 +12,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._provenance import child_seeds
-from bayescv.bayes.model import CompiledModel, _import_pymc
+from bayescv.bayes.model import _import_pymc
 
 __all__ = ["SAMPLE", "resolve_sampler"]
 
@@ -25,10 +25,11 @@ def resolve_sampler(sampler: str) -> str:
     Parameters
     ----------
     sampler : {"auto", "pymc", "nutpie", "numpyro"}
-        ``"auto"``: nutpie when it can be imported (a later fit with its compiled model
-        reused costs about 0.03 of the first, PyMC's NUTS about 0.7; see
-        ``benchmarks/results/bench_bayes.md``), else PyMC's own NUTS. Other names are
-        returned unchanged (a missing optional package is reported when sampling starts).
+        ``"auto"``: nutpie when it can be imported (it samples the disk-cached numba
+        log-density, :mod:`bayescv.bayes._density`: a later fit costs about 0.3 s at K = 10
+        against about 7 s for PyMC's NUTS; ``benchmarks/results/bench_bayes.md``), else
+        PyMC's own NUTS. Other names are returned unchanged (a missing optional package is
+        reported when sampling starts).
 
     Returns
     -------
@@ -51,10 +52,10 @@ def resolve_sampler(sampler: str) -> str:
     return "nutpie"
 
 
-def _initvals(compiled: CompiledModel, chains: int, rng: np.random.Generator) -> list[dict]:
+def _initvals(scheme: str, k: int, chains: int, rng: np.random.Generator) -> list[dict]:
     """Jittered starting points around the data-centred origin of the parameterisation."""
-    per = compiled.n_blocks if compiled.scheme == "source" else None
-    loc = "mu0_z" if compiled.scheme == "source" else "mu_z"
+    per = k if scheme == "source" else None
+    loc = "mu0_z" if scheme == "source" else "mu_z"
     out = []
     for _ in range(chains):
         point = {
@@ -63,7 +64,7 @@ def _initvals(compiled: CompiledModel, chains: int, rng: np.random.Generator) ->
             "gamma_sd_z": rng.uniform(-1, 1, per),
             "rho_b": rng.uniform(0.3, 0.7),
         }
-        if compiled.scheme == "source":
+        if scheme == "source":
             point["tau_z"] = rng.uniform(-1, 1)
         out.append(point)
     return out
@@ -82,7 +83,9 @@ _PYMC_STATS = {
 }
 
 
-def _sample_pymc(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+def _sample_pymc(
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+):
     """Run PyMC's NUTS step method, compiled once per model, chain after chain.
 
     The step's ``astep`` is driven directly: ``pymc.sample`` would compile a trace function
@@ -105,7 +108,9 @@ def _sample_pymc(compiled, draws, tune, chains, seed, target_accept, cores, prog
         compiled.initial_step_size, target_accept, 0.05, 0.75, 10
     )
     init_seed, *chain_seeds = child_seeds(seed, chains + 1)
-    starts = _initvals(compiled, chains, np.random.default_rng(init_seed))
+    starts = _initvals(
+        compiled.scheme, compiled.n_blocks, chains, np.random.default_rng(init_seed)
+    )
     names = [v.name for v in step.vars]
     samples = []
     stats = {name: np.empty((chains, draws)) for name in _PYMC_STATS.values()}
@@ -148,7 +153,7 @@ def _sample_pymc(compiled, draws, tune, chains, seed, target_accept, cores, prog
         sample_stats[name] = sample_stats[name].astype(dtype)
     for name in ("n_steps", "tree_depth"):
         sample_stats[name] = sample_stats[name].astype(np.int64)
-    return values, sample_stats
+    return values, sample_stats, compiled.compile_seconds.get("pymc", 0.0)
 
 
 def _from_idata(idata, scheme: str) -> tuple[dict, xr.Dataset]:
@@ -161,29 +166,88 @@ def _from_idata(idata, scheme: str) -> tuple[dict, xr.Dataset]:
     return values, idata.sample_stats
 
 
-def _sample_nutpie(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+def _nutpie_model(data: dict[str, np.ndarray], scheme: str, init_seed: int):
+    """Build nutpie's model over the cached C callbacks of :mod:`bayescv.bayes._density`."""
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    from bayescv.bayes import _density
+
+    source = scheme == "source"
+    k = int(np.size(data["n"]))
+    slices = _density.coordinate_slices(source, k)
+    n_dim = slices["rho_b_logodds__"].stop
+    names = list(slices)
+
+    def initial_point(seed):
+        # nutpie passes a seed of its own per chain: the start depends on it and on the
+        # fit's seed, not on which thread asks first.
+        rng = np.random.default_rng([init_seed, int(seed)])
+        point = _initvals(scheme, k, 1, rng)[0]
+        b = point.pop("rho_b")
+        point["rho_b_logodds__"] = np.log(b) - np.log1p(-b)
+        return np.concatenate([np.ravel(point[name]) for name in names])
+
+    compiled = _density.callbacks()
+    model = CompiledPyMCModel(
+        dims={},
+        compiled_logp_func=compiled["logp"],
+        compiled_expand_func=compiled["expand"],
+        initial_point_func=initial_point,
+        shared_data={},
+        user_data=_density.buffer(data, source),
+        n_expanded=n_dim,
+        shape_info=(["x"], [slice(0, n_dim)], [(n_dim,)]),
+        logp_func=None,
+        expand_func=None,
+        _n_dim=n_dim,
+        _shapes={"x": (n_dim,)},
+        _coords={},
+    )
+    return model, slices, compiled["seconds"]
+
+
+def _sample_nutpie(
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+):
+    """Run nutpie's NUTS on the numba log-density (:mod:`bayescv.bayes._density`).
+
+    Returns the draws and statistics, and the seconds this process spent compiling (or
+    loading from the disk cache) the log-density.
+    """
     try:
         import nutpie
     except ImportError as err:
         raise ImportError(
             "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes]'"
         ) from err
+    init_seed, run_seed = child_seeds(seed, 2)
+    model, slices, seconds = _nutpie_model(data, scheme, init_seed)
     kwargs = {} if cores is None else {"cores": cores}
     idata = nutpie.sample(
-        compiled.nutpie_model(),
+        model,
         draws=draws,
         tune=tune,
         chains=chains,
-        seed=seed,
+        seed=run_seed,
         target_accept=target_accept,
         progress_bar=progress,
         save_warmup=False,
         **kwargs,
     )
-    return _from_idata(idata, compiled.scheme)
+    flat = np.asarray(idata.posterior["x"].values, dtype=float)  # (chain, draw, n_dim)
+    values = {}
+    for name, where in slices.items():
+        part = flat[..., where]
+        per_block = scheme == "source" and name in ("nu_z", "gamma_sd_z")
+        values[name] = part if per_block else part[..., 0]
+    logodds = values.pop("rho_b_logodds__")
+    values["rho_b"] = 1.0 / (1.0 + np.exp(-logodds))
+    return values, idata.sample_stats, seconds
 
 
-def _sample_numpyro(compiled, draws, tune, chains, seed, target_accept, cores, progress):
+def _sample_numpyro(
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+):
     try:
         import numpyro  # noqa: F401
     except ImportError as err:
@@ -200,12 +264,16 @@ def _sample_numpyro(compiled, draws, tune, chains, seed, target_accept, cores, p
             nuts_sampler="numpyro",
             target_accept=target_accept,
             random_seed=seed,
-            initvals=_initvals(compiled, chains, np.random.default_rng(init_seed)),
+            initvals=_initvals(
+                compiled.scheme, compiled.n_blocks, chains, np.random.default_rng(init_seed)
+            ),
             progressbar=progress,
             compute_convergence_checks=False,
             nuts_sampler_kwargs={"chain_method": "vectorized"},
         )
-    return _from_idata(idata, compiled.scheme)
+    values, sample_stats = _from_idata(idata, compiled.scheme)
+    # PyMC compiles the JAX graph inside pm.sample; its share of the time is not reported.
+    return values, sample_stats, float("nan")
 
 
 SAMPLE = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}

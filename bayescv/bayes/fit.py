@@ -23,7 +23,7 @@ import xarray as xr
 
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._samplers import SAMPLE, resolve_sampler
-from bayescv.bayes._stats import BlockStats, collapse, loglik_numpy, sigma_matrix
+from bayescv.bayes._stats import BlockStats, collapse, loglik_numpy
 from bayescv.bayes.model import CompiledModel, get_model, model_data, natural_params
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
@@ -90,11 +90,15 @@ def fit(
         Posterior draws and tuning steps per chain, and the number of chains.
     sampler : {"auto", "pymc", "nutpie", "numpyro"}, default "auto"
         NUTS implementation. ``"auto"`` takes nutpie when it can be imported (it is in the
-        ``bayes`` extra) and PyMC's own NUTS otherwise: with its compiled model reused, a
-        later fit with nutpie costs about 0.03 of the first, one with PyMC's NUTS about 0.7
-        (``benchmarks/results/bench_bayes.md``); nutpie's first fit in a process compiles
-        for about 35 s, PyMC's for 5-7 s. The sampler used is recorded in
-        ``idata.sample_stats.attrs["sampler"]``. numpyro is in the extra ``bayes-fast``.
+        ``bayes`` extra) and PyMC's own NUTS otherwise. nutpie samples the numba
+        transcription of the model's density (:mod:`bayescv.bayes._density`), compiled once
+        and then cached on disk (:func:`bayescv.bayes.cache_dir`): the first fit on a
+        machine compiles for about 15 s, a fit in a later process loads the cache in under a
+        second, and a later fit in the same process takes about 0.3 s at K = 10
+        (``benchmarks/results/bench_bayes.md``, "Time to answer"). PyMC's NUTS compiles the
+        PyMC model for 5-7 s per process and samples in Python (about 7 s per fit). The
+        sampler used is recorded in ``idata.sample_stats.attrs["sampler"]``. numpyro is in
+        the extra ``bayes-fast``.
     random_state : None, int or numpy.random.Generator
         Seeds the sampler (one child seed per chain) and every numpy draw.
     target_accept : float, default 0.8
@@ -110,10 +114,12 @@ def fit(
         Convergence thresholds (r̂ ≤ 1.01 and bulk and tail ESS ≥ 400 by default, after
         Vehtari et al. 2021, doi:10.1214/20-BA1221); also zero divergences.
     model : CompiledModel, optional
-        A compiled model to reuse; by default the per-thread cache of
-        :func:`bayescv.bayes.model.get_model` (compiled once per scheme and K).
+        A compiled PyMC model to reuse (samplers ``"pymc"`` and ``"numpyro"``); by default the
+        per-thread cache of :func:`bayescv.bayes.model.get_model` (compiled once per scheme
+        and K). nutpie needs none.
     progress : bool, default False
-        Show the sampler's progress bar.
+        Show the sampler's progress bar (nutpie's in a terminal or notebook; PyMC's: one
+        tqdm bar over the chains).
 
     Returns
     -------
@@ -173,7 +179,15 @@ def fit(
     stats = collapse(losses, bootstrap, scheme=scheme)
     priors = priors or Priors()
     data = model_data(stats, priors)
-    if model is None:
+    if sampler == "nutpie":
+        # nutpie samples the numba transcription of the model's density (_density), cached
+        # on disk; the PyMC model is neither built nor compiled.
+        compiled = None
+        if model is not None and model.scheme != stats.scheme:
+            raise ValueError(
+                f"the model is for scheme {model.scheme!r}, the data {stats.scheme!r}"
+            )
+    elif model is None:
         compiled = get_model(stats.scheme, data)
     else:
         if model.scheme != stats.scheme:
@@ -185,8 +199,17 @@ def fit(
     seed = resolve_seed(random_state)
     sampler_seed, numpy_seed = child_seeds(seed, 2)
     start = time.perf_counter()
-    values, sample_stats = SAMPLE[sampler](
-        compiled, draws, tune, chains, sampler_seed, target_accept, cores, progress
+    values, sample_stats, compile_s = SAMPLE[sampler](
+        compiled,
+        data,
+        stats.scheme,
+        draws,
+        tune,
+        chains,
+        sampler_seed,
+        target_accept,
+        cores,
+        progress,
     )
     sampling_s = time.perf_counter() - start
     rng = np.random.default_rng(numpy_seed)
@@ -202,7 +225,7 @@ def fit(
             "replicate_kind": stats.kind,
             "sampling_seconds": sampling_s,
             "fit_seconds": time.perf_counter() - started,
-            "compile_seconds": float(compiled.compile_seconds.get(sampler, 0.0)),
+            "compile_seconds": float(compile_s),
         }
     )
     if diag["problems"]:
@@ -230,23 +253,54 @@ def _params(ds: xr.Dataset, stats: BlockStats) -> dict[str, np.ndarray]:
     return {"mu0": mu0, "tau": tau, "nu": nu, "gamma_sd": gamma_sd, "rho": get("rho")}
 
 
-def _mvn(mean: np.ndarray, cov: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    chol = np.linalg.cholesky(cov)
-    z = rng.standard_normal(mean.shape)
-    return mean + (chol @ z[..., None])[..., 0]
+def _own(p: dict[str, np.ndarray], stats: BlockStats) -> np.ndarray:
+    """Diagonal of Σ less its rank-one part: Σ = diag(own) + ρ s sᵀ, own = (1 − ρ) s² + ν/n."""
+    rho = p["rho"][..., None]
+    return (1.0 - rho) * p["gamma_sd"] ** 2 + p["nu"] / stats.n
+
+
+def _rank1_mvn(
+    mean: np.ndarray, diag: np.ndarray, s: np.ndarray, rho: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw MVN(mean, diag(diag) + ρ s sᵀ) in O(K) per draw, batched over leading axes.
+
+    With t = diag^(−1/2) s and u = t/‖t‖, L = diag^(1/2) (I + g u uᵀ) with
+    g = sqrt(1 + ρ ‖t‖²) − 1 satisfies L Lᵀ = diag(diag) + ρ s sᵀ (1 + ρ‖t‖² > 0 is the
+    matrix being positive definite), so no K × K matrix is formed.
+    """
+    root = np.sqrt(diag)
+    t = s / root
+    norm2 = (t * t).sum(-1, keepdims=True)
+    u = t / np.sqrt(norm2)
+    g = np.sqrt(1.0 + np.asarray(rho)[..., None] * norm2) - 1.0
+    z = rng.standard_normal(np.broadcast_shapes(mean.shape, diag.shape))
+    return mean + root * (z + g * u * (u * z).sum(-1, keepdims=True))
+
+
+def _rank1_solve(diag: np.ndarray, s: np.ndarray, rho: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Solve (diag(diag) + ρ s sᵀ) x = r by Sherman–Morrison, batched, in O(K)."""
+    u = s / diag
+    rho = np.asarray(rho)[..., None]
+    denom = 1.0 + rho * (s * u).sum(-1, keepdims=True)
+    return r / diag - rho * u * (u * r).sum(-1, keepdims=True) / denom
 
 
 def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generator) -> dict:
-    """θ, fixed-source and pooled source means, expected_cv, ose and new_source, per draw."""
-    k = stats.n_blocks
-    sigma = sigma_matrix(stats, p["nu"], p["gamma_sd"], p["rho"])
+    """θ, fixed-source and pooled source means, expected_cv, ose and new_source, per draw.
+
+    Σ = Γ + diag(ν_k/n_k) = diag(own) + ρ s sᵀ is diagonal plus rank one, so every draw and
+    solve here is O(K) per posterior draw (no K × K matrix: K = 1000 sources cost the same
+    per source as K = 10).
+    """
+    own, s, rho = _own(p, stats), p["gamma_sd"], p["rho"]
     w = stats.weights
-    theta = np.einsum("k,...kl,l->...", w, sigma, w)
+    # θ = wᵀ Σ w, eq. 7 of Geras & Sutton (2013) for unequal block sizes.
+    theta = (w**2 * own).sum(-1) + rho * ((w * s).sum(-1)) ** 2
     count = stats.ybar_count
-    mu = _mvn(np.broadcast_to(stats.ybar, sigma.shape[:-1]), sigma / count, rng)
+    mu = _rank1_mvn(stats.ybar, own / count, s, rho / count, rng)
     out = {
-        "omega": p["gamma_sd"] ** 2,
-        "sigma2": p["nu"] + p["gamma_sd"] ** 2,
+        "omega": s**2,
+        "sigma2": p["nu"] + s**2,
         "theta": theta,
         "mu": mu,
         # Σ_k (n_k / N) μ_k = E[μ̂] of the pooled CV estimate μ̂ = Σ_k S_k / N.
@@ -256,15 +310,14 @@ def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generat
         # Source means given (ē, μ₀, τ, Σ), drawn by Matheron's rule: with x ~ N(0, τ² I) and
         # y ~ N(0, Σ/c), μ₀ + x + τ² V⁻¹ (ē − μ₀ − x − y) has the exact conditional law.
         tau2 = (p["tau"] ** 2)[..., None]
-        v = tau2[..., None] * np.eye(k) + sigma / count
-        x = np.sqrt(tau2) * rng.standard_normal(sigma.shape[:-1])
-        y = _mvn(np.zeros(sigma.shape[:-1]), sigma / count, rng)
+        x = np.sqrt(tau2) * rng.standard_normal(own.shape)
+        y = _rank1_mvn(np.zeros(own.shape), own / count, s, rho / count, rng)
         resid = stats.ybar - p["mu0"][..., None] - x - y
-        out["mu_pooled"] = (
-            p["mu0"][..., None] + x + tau2 * np.linalg.solve(v, resid[..., None])[..., 0]
-        )
-        # OSE (000 eq. 3) is an expectation over new sources: the population mean μ₀. One new
-        # source's error level is μ₀ + τ z, a predictive draw that carries τ² itself.
+        solved = _rank1_solve(tau2 + own / count, s, rho / count, resid)
+        out["mu_pooled"] = p["mu0"][..., None] + x + tau2 * solved
+        # The out-of-source error (Geras & Sutton 2013, eq. 3) is an expectation over new
+        # sources: the population mean μ₀. One new source's error level is μ₀ + τ z, a
+        # predictive draw that carries τ² itself.
         out["ose"] = p["mu0"].copy()
         out["new_source"] = p["mu0"] + p["tau"] * rng.standard_normal(p["mu0"].shape)
     else:
@@ -274,8 +327,10 @@ def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generat
 
 def _predictive(p: dict, derived: dict, stats: BlockStats, rng: np.random.Generator) -> dict:
     """Replicated statistics of a data set of the same design: block means and W."""
-    sigma = sigma_matrix(stats, p["nu"], p["gamma_sd"], p["rho"]) / stats.ybar_count
-    ybar = _mvn(derived["mu_pooled"], sigma, rng)
+    count = stats.ybar_count
+    ybar = _rank1_mvn(
+        derived["mu_pooled"], _own(p, stats) / count, p["gamma_sd"], p["rho"] / count, rng
+    )
     w = p["nu"] * rng.chisquare(stats.dof, size=p["nu"].shape)
     return {"ybar": ybar, "W": w}
 

@@ -32,6 +32,10 @@ Parameterisation, chosen so that NUTS samples well at any N (``docs/bayes.md``):
 
 Every data array and prior parameter is a :func:`pymc.Data` container, so one compiled model
 serves every loss table with the same K and scheme (:class:`CompiledModel`, :func:`get_model`).
+This model is the specification: PyMC's NUTS (``sampler="pymc"``) and numpyro sample it
+directly, and the default sampler, nutpie, samples its numba transcription
+(:mod:`bayescv.bayes._density`), which the tests hold equal to this model's ``logp`` and
+``dlogp``.
 """
 
 from __future__ import annotations
@@ -344,12 +348,13 @@ def build_model(scheme: str, data: dict[str, np.ndarray], labels: Any = None):
 
 
 class CompiledModel:
-    """A PyMC model for one (K, scheme), with its samplers compiled once and reused.
+    """A PyMC model for one (K, scheme), with PyMC's NUTS step compiled once and reused.
 
-    Fitting a new loss table swaps the data containers (:meth:`set_data`); the sampler's
-    compiled log-density and gradient are kept: for PyMC's NUTS the step method, for nutpie
-    its compiled model. Not thread-safe: use one per thread (the cache in :func:`get_model`
-    is per thread).
+    Fitting a new loss table swaps the data containers (:meth:`set_data`); the compiled
+    log-density and gradient are kept. The default sampler, nutpie, does not use this class:
+    it samples the numba transcription of the same density (:mod:`bayescv.bayes._density`),
+    cached on disk. Not thread-safe: use one per thread (the cache in :func:`get_model` is
+    per thread).
 
     Parameters
     ----------
@@ -365,7 +370,6 @@ class CompiledModel:
         self.model = build_model(scheme, data)
         self._data_names = tuple(data)
         self._step = None
-        self._nutpie = None
         self.compile_seconds: dict[str, float] = {}
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
@@ -412,22 +416,6 @@ class CompiledModel:
             self.initial_step_size = float(self._step.step_size)
             self.compile_seconds["pymc"] = time.perf_counter() - start
         return self._step
-
-    def nutpie_model(self):
-        """Return the nutpie compiled model (compiled on first use) with the current data."""
-        if self._nutpie is None:
-            import time
-
-            try:
-                import nutpie
-            except ImportError as err:
-                raise ImportError(
-                    "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes]'"
-                ) from err
-            start = time.perf_counter()
-            self._nutpie = nutpie.compile_pymc_model(self.model)
-            self.compile_seconds["nutpie"] = time.perf_counter() - start
-        return self._nutpie.with_data(**self.data)
 
     def logp_function(self, *, likelihood_only: bool = True):
         """Compiled log-density of the model at a point (see :meth:`point`).

@@ -1,0 +1,135 @@
+"""Where the compiled model lives between processes: numba's on-disk cache, in the user's cache.
+
+The model's log-density (:mod:`bayescv.bayes._density`) is compiled by numba with
+``cache=True``; numba stores the machine code and loads it in a later process instead of
+compiling again. This module points numba's cache for bayescv's own source files at
+``<cache dir>/numba-<numba version>-bayescv-<version>``, where ``<cache dir>`` is
+``$BAYESCV_CACHE_DIR`` or the user cache directory that :mod:`platformdirs` gives
+(``~/.cache/bayescv`` on Linux). Numba keys each entry by the function, its argument types,
+the source file's time stamp and size and the Python version, and writes each file under a
+temporary name before renaming it, so processes that fill the cache at once (a study's
+workers) never read a half-written entry.
+
+Set ``BAYESCV_NO_CACHE=1`` before importing bayescv to compile in memory only (every process
+then compiles for itself); :func:`clear_cache` empties the directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from pathlib import Path
+
+from bayescv import __version__
+
+__all__ = ["cache_dir", "cache_enabled", "clear_cache", "numba_jit"]
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def cache_enabled() -> bool:
+    """Whether compiled functions are cached on disk (``BAYESCV_NO_CACHE`` unset or ``0``).
+
+    Returns
+    -------
+    bool
+    """
+    return os.environ.get("BAYESCV_NO_CACHE", "").strip() in ("", "0")
+
+
+def cache_dir() -> Path:
+    """Root of bayescv's on-disk cache: ``$BAYESCV_CACHE_DIR`` or the user cache directory.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory (it may not exist yet).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from bayescv.bayes import cache_dir
+    >>> isinstance(cache_dir(), Path)
+    True
+    """
+    override = os.environ.get("BAYESCV_CACHE_DIR", "").strip()
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("bayescv", appauthor=False))
+
+
+def _numba_dir() -> Path:
+    import numba
+
+    return cache_dir() / f"numba-{numba.__version__}-bayescv-{__version__}"
+
+
+def clear_cache() -> int:
+    """Delete everything in bayescv's on-disk cache (all versions).
+
+    A process that already loaded a compiled function keeps it; the next process compiles
+    again (about 10 s) and fills the cache anew.
+
+    Returns
+    -------
+    int
+        Number of files deleted.
+    """
+    root = cache_dir()
+    if not root.is_dir():
+        return 0
+    count = sum(1 for p in root.rglob("*") if p.is_file())
+    for entry in root.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+    return count
+
+
+def numba_jit():
+    """Return ``numba.njit`` set to cache in bayescv's directory (or not, if disabled).
+
+    Registers, once, a numba cache locator for bayescv's own source files, first in numba's
+    list, so that only bayescv's functions are redirected (PyTensor registers its locator for
+    the code it generates the same way). Called when the numba code is first imported, so that
+    importing :mod:`bayescv.bayes` does not import numba.
+
+    Returns
+    -------
+    callable
+        ``numba.njit`` with ``cache`` and ``nogil`` set.
+    """
+    import numba
+    from numba.core.caching import CacheImpl, _CacheLocator, _SourceFileBackedLocatorMixin
+
+    class BayescvLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
+        """Numba cache locator for functions defined in bayescv's own source files."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(_numba_dir() / self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                inside = Path(py_file).resolve().is_relative_to(_PACKAGE_DIR)
+            except (OSError, ValueError):
+                return None
+            if not inside:
+                return None
+            # An unwritable cache directory falls through to numba's own locators (its
+            # __pycache__ beside the source, or its user-wide cache), as numba does.
+            return super().from_function(py_func, py_file)
+
+    if not any(getattr(c, "_bayescv", False) for c in CacheImpl._locator_classes):
+        BayescvLocator._bayescv = True
+        CacheImpl._locator_classes.insert(0, BayescvLocator)
+    return functools.partial(numba.njit, cache=cache_enabled(), nogil=True)
