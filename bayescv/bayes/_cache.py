@@ -101,7 +101,7 @@ def numba_jit():
     Returns
     -------
     callable
-        ``numba.njit`` with ``cache`` and ``nogil`` set.
+        ``numba.njit`` with ``cache``, ``nogil`` and ``error_model="numpy"`` set.
     """
     import numba
     from numba.core.caching import CacheImpl, _CacheLocator, _SourceFileBackedLocatorMixin
@@ -132,4 +132,7 @@ def numba_jit():
     if not any(getattr(c, "_bayescv", False) for c in CacheImpl._locator_classes):
         BayescvLocator._bayescv = True
         CacheImpl._locator_classes.insert(0, BayescvLocator)
-    return functools.partial(numba.njit, cache=cache_enabled(), nogil=True)
+    # error_model="numpy": a division by zero gives inf/nan, which the callers check, where
+    # numba's default raises, and an exception cannot cross nutpie's C callback (numba would
+    # print it and report success without writing the outputs).
+    return functools.partial(numba.njit, cache=cache_enabled(), nogil=True, error_model="numpy")

@@ -464,7 +464,8 @@ def callbacks() -> dict:
         if not _CALLBACKS:
             start = time.perf_counter()
             cache = cache_enabled()
-            _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, cache=cache)(_logp_callback)
-            _CALLBACKS["expand"] = numba.cfunc(_EXPAND_SIG, cache=cache)(_expand_callback)
+            options = {"cache": cache, "error_model": "numpy"}
+            _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, **options)(_logp_callback)
+            _CALLBACKS["expand"] = numba.cfunc(_EXPAND_SIG, **options)(_expand_callback)
             _CALLBACKS["seconds"] = time.perf_counter() - start
     return _CALLBACKS

@@ -1,0 +1,239 @@
+"""The default path is a tested path: ``fit`` with ``sampler="auto"`` on every kind of table.
+
+Regression guard: the default sampler (nutpie when installed) once crashed on every random
+K-fold table with ``KeyError: 'Unknown shared variable: scatter_tau'``, because the other
+tests name ``sampler="pymc"`` and none ran the default on K-fold tables. Here both schemes
+and every replicate kind are fitted with the default and with PyMC's NUTS, on loss tables of
+real CV runs (a ridge regression: random K-fold and leave-one-source-out, unequal block
+sizes), and so are :func:`~bayescv.bayes.compare_learners` and the ``bayescv bayes``
+command with their default sampler.
+
+The chains are short (2 x 200 draws after 200 tuning steps): the tests check that a fit runs
+and gives the right finite intervals, not that it converges, so :class:`SamplingWarning` is
+allowed here (and only it). With bayescv's numba cache warm, a nutpie fit takes well under a
+second; PyMC compiles its model once per scheme and K for the module.
+"""
+
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.ensemble import BaggingRegressor
+from sklearn.linear_model import Ridge
+
+from bayescv import bootstrap_cv_losses, cross_val_losses, stack_replicates, to_frame
+from bayescv.bayes import SamplingWarning, compare_learners, fit, posterior_intervals
+
+pytest.importorskip("pymc")
+
+try:
+    import nutpie  # noqa: F401
+
+    AUTO = "nutpie"
+except ImportError:  # pragma: no cover - nutpie is in the bayes extra
+    AUTO = "pymc"
+
+SHORT = {"draws": 200, "tune": 200, "chains": 2}
+SCHEMES = ("random", "source")
+KINDS = ("none", "repeat", "bootstrap", "independent")
+TARGETS = {
+    "source": ["bayes_expected_cv", "bayes_ose", "bayes_new_source"],
+    "random": ["bayes_expected_cv"],
+}
+#: Sources of unequal size (CVS, K = 5); random K-fold uses 4 folds of 20, 19, 19, 19.
+SIZES = np.array([20, 17, 15, 14, 11])
+SOURCES = np.array(list("abcde"))
+N_FOLDS = 4
+COEF = np.array([1.0, -0.5, 0.3])
+SHIFT = np.array([0.0, 0.8, -0.5, 0.3, 1.2])
+
+
+def _data(seed, scheme):
+    """A small regression data set; CVS: five sources with their own offsets."""
+    rng = np.random.default_rng(seed)
+    code = np.repeat(np.arange(SIZES.size), SIZES)
+    X = rng.normal(size=(code.size, COEF.size))
+    y = X @ COEF + 0.5 * rng.normal(size=code.size)
+    if scheme == "source":
+        y = y + SHIFT[code]
+    return X, y, SOURCES[code]
+
+
+def _split(scheme, groups):
+    return {"groups": groups} if scheme == "source" else {"cv": N_FOLDS}
+
+
+def _cv(estimator, seed, scheme, **kw):
+    X, y, groups = _data(seed, scheme)
+    return cross_val_losses(estimator, X, y, random_state=seed, **_split(scheme, groups), **kw)
+
+
+def _tables(scheme, kind):
+    """(observed, bootstrap) loss tables of one replicate kind, from real CV runs."""
+    observed = _cv(Ridge(), 0, scheme)
+    assert observed.attrs["scheme"] == scheme
+    if kind == "none":
+        return observed, None
+    if kind == "bootstrap":
+        X, y, groups = _data(0, scheme)
+        split = _split(scheme, groups)
+        return observed, bootstrap_cv_losses(Ridge(), X, y, n_bootstrap=6, random_state=1, **split)
+    if kind == "independent":  # the same CV on independently drawn data sets
+        runs = [_cv(Ridge(), seed, scheme) for seed in range(3)]
+        return stack_replicates(runs, kind="independent"), None
+    # Repeated CV of the same data: random K-fold re-partitions; leave-one-source-out has
+    # one partition, so the runs differ by a randomised learner.
+    if scheme == "random":
+        return _cv(Ridge(), 0, scheme, n_repeats=3), None
+    runs = [
+        _cv(BaggingRegressor(Ridge(), n_estimators=3, random_state=r), 0, scheme) for r in range(3)
+    ]
+    return stack_replicates(runs, kind="repeat"), None
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """Loss tables by (scheme, kind), built on first use and shared by the module."""
+    cache = {}
+
+    def get(scheme, kind):
+        if (scheme, kind) not in cache:
+            cache[scheme, kind] = _tables(scheme, kind)
+        return cache[scheme, kind]
+
+    return get
+
+
+def _fit(*args, **kwargs):
+    """``fit`` with SamplingWarning allowed (short chains); any other warning is an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        return fit(*args, **kwargs)
+
+
+def _check_intervals(idata, scheme):
+    ci = posterior_intervals(idata)
+    assert ci["method"].values.tolist() == TARGETS[scheme]
+    assert ci["target"].values.tolist() == [m.removeprefix("bayes_") for m in TARGETS[scheme]]
+    lower, estimate, upper = (ci[v].values for v in ("lower", "estimate", "upper"))
+    assert np.isfinite(lower).all()
+    assert np.isfinite(upper).all()
+    assert (lower < estimate).all()
+    assert (estimate < upper).all()
+    return ci
+
+
+@pytest.mark.parametrize("sampler", ["auto", "pymc"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_fit_runs_on_every_table_with_every_sampler(tables, scheme, kind, sampler):
+    observed, boot = tables(scheme, kind)
+    idata = _fit(observed, bootstrap=boot, sampler=sampler, random_state=3, **SHORT)
+    attrs = idata.sample_stats.attrs
+    assert attrs["sampler"] == (AUTO if sampler == "auto" else "pymc")
+    assert attrs["sampler_requested"] == sampler
+    assert attrs["scheme"] == scheme
+    assert attrs["replicate_kind"] == ("single" if kind == "none" else kind)
+    assert math.isfinite(attrs["compile_seconds"])
+    assert attrs["compile_seconds"] >= 0
+    assert idata.posterior.sizes["chain"] == SHORT["chains"]
+    assert idata.posterior.sizes["draw"] == SHORT["draws"]
+    ci = _check_intervals(idata, scheme)
+    assert ci.attrs["sampler"] == attrs["sampler"]
+    # The fixed-source target is centred on the pooled CV estimate whatever the sampler
+    # (E[expected_cv] = μ̂ exactly; 6 posterior sds is far beyond Monte Carlo error).
+    mu_hat = float(observed["loss"].mean())
+    se = float(ci["se"].sel({"method": "bayes_expected_cv"}))
+    assert abs(float(ci["estimate"].sel({"method": "bayes_expected_cv"})) - mu_hat) < 6 * se
+
+
+def test_auto_fit_is_reproducible(tables):
+    observed, boot = tables("random", "bootstrap")
+    a, b = (_fit(observed, bootstrap=boot, random_state=11, **SHORT) for _ in range(2))
+    np.testing.assert_array_equal(
+        a.posterior["expected_cv"].values, b.posterior["expected_cv"].values
+    )
+    np.testing.assert_array_equal(a.posterior["rho"].values, b.posterior["rho"].values)
+
+
+def _pair(scheme):
+    """Paired loss tables of two learners on the same folds."""
+    X, y, groups = _data(5, scheme)
+    split = _split(scheme, groups)
+    a, b = (
+        cross_val_losses(Ridge(alpha=alpha), X, y, random_state=0, **split)
+        for alpha in (0.1, 60.0)
+    )
+    return a, b
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_compare_learners_with_the_default_sampler(scheme):
+    a, b = _pair(scheme)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplingWarning)
+        idata, summary = compare_learners(a, b, rope=0.01, random_state=0, **SHORT)
+    assert idata.sample_stats.attrs["sampler"] == AUTO
+    assert idata.sample_stats.attrs["sampler_requested"] == "auto"
+    blocks = [str(x) for x in np.unique(a["block"].values)]
+    extra = ["ose", "new_source"] if scheme == "source" else []
+    assert summary["target"].values.tolist() == [*blocks, "sources", *extra]
+    probs = summary[["p_better", "p_equivalent", "p_worse"]].to_array().sum("variable")
+    np.testing.assert_allclose(probs, 1.0)
+    for name in ("mean", "lower", "upper"):
+        assert np.isfinite(summary[name].values).all()
+    assert (summary["lower"] < summary["mean"]).all()
+    assert (summary["mean"] < summary["upper"]).all()
+    _check_intervals(idata, scheme)
+
+
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory):
+    """`bayescv bayes FILE.csv` with default options on a K-fold and a source CSV.
+
+    As a user types it: no --sampler, no --scheme (CVS from the source column, else CVR);
+    only short chains, to keep the test fast. The two commands run at once.
+    """
+    folder = tmp_path_factory.mktemp("default_path")
+    code = "from bayescv.cli import main; raise SystemExit(main())"
+    procs = {}
+    for scheme in SCHEMES:
+        table = _cv(Ridge(), 0, scheme)
+        columns = ["loss", "block", "source"] if scheme == "source" else ["loss", "block"]
+        path = folder / f"{scheme}.csv"
+        to_frame(table)[columns].to_csv(path, index=False)
+        argv = ["bayes", str(path), "--draws", "200", "--tune", "200"]
+        if scheme == "source":
+            argv += ["--source-col", "source"]
+        procs[scheme] = subprocess.Popen(
+            [sys.executable, "-c", code, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    out = {}
+    for scheme, proc in procs.items():
+        try:
+            stdout, stderr = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        out[scheme] = (proc.returncode, stdout, stderr)
+    return out
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_cli_with_default_options(cli_runs, scheme):
+    code, out, err = cli_runs[scheme]
+    assert code == 0, err
+    assert "Traceback" not in err, err
+    assert "Exception ignored" not in err, err
+    assert f"scheme {scheme!r}; sampler {AUTO}" in out
+    for method in TARGETS[scheme]:
+        assert method in out
+    if scheme == "random":
+        assert "bayes_ose" not in out
+        assert "bayes_new_source" not in out
