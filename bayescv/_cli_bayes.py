@@ -17,6 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from bayescv._cli_checks import BAYES_MODULES, missing_extra, unwritable_dir
+
 __all__ = ["register"]
 
 _SUMMARY_VARS = ["expected_cv", "ose", "new_source", "theta", "mu0", "mu", "tau", "rho"]
@@ -76,32 +78,25 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _unwritable_dir(path: Path) -> str:
-    """Why figures cannot be written into `path` (created if missing), or '' if they can."""
-    import tempfile
-
-    if path.exists() and not path.is_dir():
-        return "exists and is not a directory"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=path).close()
-    except OSError as err:
-        return f"cannot write there ({err.strerror or type(err).__name__})"
-    return ""
-
-
 def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from bayescv.losses import from_frame
 
+    problem = missing_extra(BAYES_MODULES, "bayes", what="the hierarchical model")
+    if not problem and args.sampler == "nutpie":
+        problem = missing_extra(["nutpie"], "bayes", what="--sampler nutpie")
+    if not problem and args.sampler == "numpyro":
+        problem = missing_extra(["numpyro", "jax"], "bayes-fast", what="--sampler numpyro")
+    if problem:
+        return _fail(problem)
     if not 0 < args.level < 1:
         return _fail(f"--level must be in (0, 1), got {args.level}")
     for name in ("draws", "tune", "chains"):
         if getattr(args, name) < 1:
             return _fail(f"--{name} must be a positive integer")
     if args.plot is not None:
-        problem = _unwritable_dir(args.plot)
+        problem = unwritable_dir(args.plot)
         if problem:
             return _fail(f"--plot {args.plot}: {problem}")
     try:
@@ -208,16 +203,17 @@ def _print_table(table, summary, intervals, diag) -> None:
 
 
 def _plots(idata, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # Figures of their own (no pyplot): the CLI may run in-process, in a notebook whose
+    # backend must not change.
+    from matplotlib.figure import Figure
 
     from bayescv.bayes.checks import plot_ppc, plot_targets
 
-    out.mkdir(parents=True, exist_ok=True)
-    for name, draw in (("ppc.png", plot_ppc), ("posterior.png", plot_targets)):
-        axes = draw(idata)
-        axes[0].figure.savefig(out / name, dpi=110)
-        plt.close(axes[0].figure)
+    n_targets = sum(v in idata.posterior.data_vars for v in ("expected_cv", "ose", "new_source"))
+    n_targets += "theta" in idata.posterior.data_vars
+    layouts = {"ppc.png": (plot_ppc, 3, (13, 4)), "posterior.png": (plot_targets, n_targets, None)}
+    for name, (draw, ncols, size) in layouts.items():
+        fig = Figure(figsize=size or (4.3 * ncols, 3.6), layout="constrained")
+        draw(idata, axes=fig.subplots(1, ncols))
+        fig.savefig(out / name, dpi=110)
     print(f"\nwrote {out / 'ppc.png'} and {out / 'posterior.png'}")

@@ -4,8 +4,9 @@
 with pandas, uses every other column as a feature (all must be numeric), fits the named
 model (:mod:`bayescv.models`) with :func:`bayescv.nested.nested_cv`, and prints the interval
 with its diagnostics as a table or JSON. Bad input (unreadable file, missing column,
-non-numeric features, missing values, options that do not fit the data) ends with exit
-status 2 and a one-line message on standard error.
+non-numeric features, missing values, options that do not fit the data, an ``--out`` that
+cannot be written) ends with exit status 2 and a one-line message on standard error, before
+any model is fitted.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayescv._cli_checks import bad_n_jobs, unwritable_file
 from bayescv.loss_functions import LOSSES
 from bayescv.models import MODEL_NAMES, make_model, model_task
 
@@ -106,12 +108,19 @@ def _run(args: argparse.Namespace) -> int:
     from bayescv.nested import nested_cv
 
     try:
+        problem = bad_n_jobs(args.n_jobs)
+        if problem:
+            raise _InputError(problem)
         X, y, groups, frame_info = _read(args)
         task = _task(args, y)
         name = args.model if args.model != "auto" else (
             "logistic" if task == "classification" else "ridge"
         )  # fmt: skip
         model = make_model(name, task=task, random_state=args.seed)
+        # after the cheap checks (no directory made for bad input), before the fits
+        problem = "" if args.out is None else unwritable_file(args.out)
+        if problem:
+            raise _InputError(f"--out {args.out}: {problem}")
         result = nested_cv(
             model, X, y, groups=groups, n_folds=args.folds, n_repeats=args.repeats,
             n_bias_repeats=args.bias_repeats, loss=args.loss, level=args.level,
@@ -129,7 +138,6 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(_table(summary))
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         result.to_netcdf(args.out, engine="h5netcdf")
         if args.format == "table":
             print(f"wrote {args.out}")
@@ -141,6 +149,8 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
         frame = pd.read_csv(args.data)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise _InputError(f"cannot read {args.data}: {exc}") from None
+    if frame.empty:
+        raise _InputError(f"{args.data} has no data rows")
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     for role, col in (("target", args.target), ("source", args.source)):

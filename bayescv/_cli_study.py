@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from bayescv._cli_checks import bad_n_jobs, missing_extra, unwritable_dir, unwritable_file
 
 __all__ = ["register"]
 
@@ -60,17 +63,29 @@ def _fail(message: str) -> int:
     return 2
 
 
+# A value that starts like a JSON object, array, string or number must parse as JSON.
+_LOOKS_LIKE_JSON = re.compile(r'\s*([\[{"]|[-+]?\.?\d)')
+
+
 def _options(items: list[str]) -> dict[str, dict[str, Any]]:
+    """Parse ``METHOD.KEY=VALUE`` items: VALUE as JSON, else (a bare word) as a string."""
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         method, dot, name = key.partition(".")
         if not (sep and dot and method and name):
             raise ValueError(f"--option must look like METHOD.KEY=VALUE, got {item!r}")
+        if not raw.strip():
+            raise ValueError(f"--option {key} has no value")
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
+        except json.JSONDecodeError as error:
+            if _LOOKS_LIKE_JSON.match(raw):
+                raise ValueError(
+                    f"--option {key}: {raw!r} is not valid JSON ({error.msg}, column "
+                    f"{error.colno}); quote a string as '\"text\"'"
+                ) from None
+            value = raw  # a bare word: dist=t
         out.setdefault(method, {})[name] = value
     return out
 
@@ -90,7 +105,9 @@ def _listing() -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from bayescv.compare import load_study, resolve_methods, run_study, summarize, summary_table
+    from bayescv.compare._store import StoreInUseError
     from bayescv.compare.catalog import make_learner, make_scenario
+    from bayescv.compare.registry import check_method_options
 
     if args.list:
         print(_listing())
@@ -104,6 +121,18 @@ def _run(args: argparse.Namespace) -> int:
             return _fail(f"{args.summary}: {str(error).splitlines()[0]}")
         print(table)
         return 0
+    problem = bad_n_jobs(args.n_jobs)
+    if not problem and args.backend == "dask":
+        problem = missing_extra(["dask", "distributed"], "dask", what="--backend dask")
+    if not problem and args.out is not None:
+        # A .zarr store is a directory (an existing one is resumed); any other name a file.
+        if args.out.suffix == ".zarr":
+            where = unwritable_dir(args.out.parent)
+        else:
+            where = unwritable_file(args.out)
+        problem = where and f"--out {args.out}: {where}"
+    if problem:
+        return _fail(problem)
     try:
         if args.replicates < 1:
             raise ValueError(f"--replicates must be positive, got {args.replicates}")
@@ -111,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         learner = None if args.learner is None else make_learner(args.learner, scenario.task)
         names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
         methods = resolve_methods(names)
-        options = _options(args.option)
+        options = check_method_options(methods, _options(args.option))
     except (ValueError, ImportError) as error:
         return _fail(str(error).splitlines()[0])
     costly = [m for m in methods if m.cost != "losses"]
@@ -135,10 +164,20 @@ def _run(args: argparse.Namespace) -> int:
             )
         else:
             study = run_study(scenario, learner, names, args.replicates, **kwargs)
-    except ValueError as error:
+    except (ValueError, StoreInUseError) as error:
         return _fail(str(error).splitlines()[0])
+    failed = study["flag"].str.startswith("error")
+    errors = int(failed.sum())
+    if errors == failed.size:
+        first = str(study["flag"].values.flat[0])
+        where = "" if args.out is None else f" (study written to {args.out})"
+        print(
+            f"bayescv study: every method run failed ({errors} of {errors}){where}; "
+            f"first: {first}",
+            file=sys.stderr,
+        )
+        return 1
     print(summary_table(summarize(study)))
-    errors = int((study["flag"].str.startswith("error")).sum())
     if errors:
         print(f"\n{errors} method run(s) failed; see the 'flag' variable of the study")
     if args.out is not None:
@@ -153,8 +192,9 @@ def _with_dask(args: argparse.Namespace, run: Any) -> Any:
         with Client(args.scheduler):
             return run()
     with (
+        # dashboard_address=None means Dask's default, :8787; ":0" takes any free port
         LocalCluster(
-            n_workers=args.n_jobs or 1, threads_per_worker=1, dashboard_address=None
+            n_workers=args.n_jobs or 1, threads_per_worker=1, dashboard_address=":0"
         ) as cluster,
         Client(cluster),
     ):

@@ -104,10 +104,15 @@ def _run(args: argparse.Namespace) -> int:
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
     from bayescv.losses import from_frame
 
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a CSV file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    with path.open(encoding="utf-8", newline="") as handle:
-        header = handle.readline()
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            header = handle.readline()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not a readable CSV (not UTF-8 text: {error.reason})") from None
     if header.startswith("# bayescv loss table"):
         from bayescv.losses import read_csv
 

@@ -5,6 +5,9 @@ Subcommands:
 * ``bayescv demo``: CVS (leave-one-school-out) and CVR (10-fold) of a ridge regression on
   the Tennessee STAR data; prints the CV errors, block sizes and per-school mean losses;
   ``--out DIR`` also writes the loss tables (NetCDF) and a per-school loss plot (PNG).
+  Bad options, a missing optional package (``bayescv[data]``, ``bayescv[bayes]``) and an
+  output directory that cannot be written give a one-line error and exit status 2 before
+  any work.
 
 Other subcommands live in their own private modules, listed in ``_SUBCOMMAND_MODULES``; each
 has a ``register(subparsers)`` function that adds its parser and sets ``func``.
@@ -21,6 +24,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayescv._cli_checks import (
+    BAYES_MODULES,
+    DATA_MODULES,
+    bad_n_jobs,
+    missing_extra,
+    unwritable_dir,
+    unwritable_file,
+)
 from bayescv._provenance import package_version
 
 __all__ = ["build_parser", "main"]
@@ -91,7 +102,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(args.func(args) or 0)
 
 
+# What ``bayescv demo --out DIR`` writes into DIR (the last two: bayescv.compare.demo_study).
+_DEMO_FILES = (
+    "losses_cvs.nc",
+    "losses_cvr.nc",
+    "per_source_losses.png",
+    "study.nc",
+    "study.png",
+)
+
+
+def _demo_fail(message: str) -> int:
+    print(f"bayescv demo: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _demo_problem(args: argparse.Namespace) -> str:
+    """Why the demo cannot run as asked (options, packages, --out), or ''; before any work."""
+    if args.n_splits < 2:
+        return f"--n-splits must be an integer >= 2, got {args.n_splits}"
+    if bad_n_jobs(args.n_jobs):
+        return bad_n_jobs(args.n_jobs)
+    if not 0 <= args.seed < 2**32:  # scikit-learn's random_state range
+        return f"--seed must be an integer in [0, 2**32), got {args.seed}"
+    missing = [missing_extra(DATA_MODULES, "data", what="the Tennessee STAR data")]
+    if not args.no_bayes:
+        bayes = missing_extra(BAYES_MODULES, "bayes", what="the hierarchical Bayesian model")
+        missing.append(bayes and f"{bayes} (or run with --no-bayes)")
+    if any(missing):
+        return "; ".join(m for m in missing if m)
+    if args.out is not None:
+        problem = unwritable_dir(args.out)
+        if problem:
+            return f"--out {args.out}: {problem}"
+        for name in _DEMO_FILES:
+            problem = unwritable_file(args.out / name)
+            if problem:
+                return f"--out {args.out}: {name} {problem}"
+    return ""
+
+
 def _run_demo(args: argparse.Namespace) -> int:
+    problem = _demo_problem(args)
+    if problem:
+        return _demo_fail(problem)
     from sklearn.linear_model import Ridge
     from sklearn.model_selection import KFold
 
@@ -100,6 +154,10 @@ def _run_demo(args: argparse.Namespace) -> int:
     from bayescv.losses import to_netcdf
 
     star = load_star(target="total")
+    if args.n_splits > len(star.target):
+        return _demo_fail(
+            f"--n-splits {args.n_splits} is more than the {len(star.target)} pupils of the data"
+        )
     model = Ridge(alpha=1.0)
     common = {
         "loss": "squared",
@@ -238,15 +296,16 @@ def _per_source(cvs, cvr) -> pd.DataFrame:
 
 
 def _write_outputs(out: Path, cvs, cvr, to_netcdf) -> None:
-    import matplotlib
+    # A figure of its own (no pyplot backend switched): main() may run in a notebook.
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
     from bayescv.plots import plot_block_losses
 
     out.mkdir(parents=True, exist_ok=True)
     to_netcdf(cvs, out / "losses_cvs.nc")
     to_netcdf(cvr, out / "losses_cvr.nc")
-    ax = plot_block_losses({"CVS": cvs, "CVR": cvr}, by="source")
+    fig = Figure(figsize=(12, 4.5), layout="constrained")
+    ax = plot_block_losses({"CVS": cvs, "CVR": cvr}, by="source", ax=fig.subplots())
     ax.set_title("Tennessee STAR: CV loss per school (ridge regression, total scaled score)")
     ax.set_xlabel("school (source), sorted by CVS mean loss")
     ax.set_ylabel("mean squared error ± 1 SE (score points²)")

@@ -1,4 +1,5 @@
 import importlib
+import importlib.util
 import inspect
 
 import numpy as np
@@ -62,6 +63,57 @@ def test_a_failing_lazy_loader_makes_the_method_absent(monkeypatch):
     with pytest.raises(ValueError, match="not available: ImportError: module being written"):
         get_method("half_done")
     assert "half_done" not in [m.name for m in resolve_methods("all")]
+
+
+def test_a_lazy_loader_with_a_bug_raises_instead_of_hiding_the_method(monkeypatch):
+    # Only a missing package makes a method absent: any other error is a bug and surfaces
+    # wherever the registry is listed, instead of the method vanishing from "all".
+    def buggy():
+        return {}["typo"]
+
+    monkeypatch.setitem(registry._LAZY, "buggy", buggy)
+    with pytest.raises(KeyError, match="typo"):
+        available_methods()
+    with pytest.raises(KeyError, match="typo"):
+        resolve_methods("all")
+    with pytest.raises(KeyError, match="typo"):
+        get_method("buggy")
+
+
+@pytest.mark.parametrize("package", ["pymc", "arviz", "numba"])
+def test_bayes_hier_is_unavailable_without_the_packages_it_needs(monkeypatch, package):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == package else real(name, *a)
+    )
+    assert "bayes_hier" not in available_methods()
+    assert "bayes_hier" not in [m.name for m in resolve_methods("all")]
+    reason = unavailable_methods()["bayes_hier"]
+    assert reason == (
+        f"ImportError: bayes_hier needs {package}, which is not installed: "
+        "pip install 'bayescv[bayes]'"
+    )
+    with pytest.raises(ValueError, match=f"'bayes_hier' is not available: .*needs {package}"):
+        get_method("bayes_hier")
+
+
+def test_option_names_of_the_methods():
+    assert get_method("theta_A").option_names == ("dist",)
+    assert get_method("theta_A").option_key == "closed_form"
+    assert get_method("bootstrap").option_names == ("n_bootstrap", "dist")
+    if "nested_cv" in available_methods():
+        names = get_method("nested_cv").option_names
+        assert {"n_repeats", "n_folds", "bias_correction"} <= set(names)
+        assert not {"random_state", "groups", "loss", "level"} & set(names)  # the study's
+    if "bayes_hier" in available_methods():
+        names = get_method("bayes_hier").option_names
+        assert {"n_bootstrap", "draws", "tune", "chains", "sampler"} <= set(names)
+        assert not {"random_state", "bootstrap", "losses"} & set(names)
+    # a function taking **options accepts any name; declared options override the signature
+    assert Method("any", lambda ctx, names, **kw: None, "err").option_names is None
+    assert Method("few", lambda ctx, names, **kw: None, "err", options=("a",)).option_names == (
+        "a",
+    )
 
 
 def test_register_and_resolve_errors():
@@ -178,7 +230,8 @@ def test_bootstrap_and_bayes_hier_share_one_bootstrap_table_per_replicate(monkey
 
     scenario = MultiSourceLinear(5, 10)
     alone = run_study(scenario, methods=["bootstrap"], n_replicates=2, random_state=3,
-                      method_options=SHARED_OPTIONS, truths=[])  # fmt: skip
+                      method_options={"bootstrap": SHARED_OPTIONS["bootstrap"]},
+                      truths=[])  # fmt: skip
     tables, seen = [], []
     real = cv.bootstrap_cv_losses
 

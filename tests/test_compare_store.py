@@ -1,6 +1,8 @@
 import importlib.util
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -20,6 +22,7 @@ from bayescv.compare import (
     run_study,
     unregister_method,
 )
+from bayescv.compare._store import StoreInUseError, StudyStore, _host_tag
 from bayescv.intervals import interval_dataset
 
 TINY = BatesLogistic(n=40, p=3, n_folds=4)
@@ -82,7 +85,9 @@ def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
         int(i) for p in parts.glob("part-*.nc") for i in xr.load_dataset(p)["replicate"].values
     }
     assert 3 <= len(stored) < n
-    (parts / ".part-000000999-deadbeef.nc.tmp").write_bytes(b"half a file")  # a torn write
+    # a torn write of the killed process: removed on finishing (its writer is dead)
+    torn = parts / f".part-000000999-deadbeef.nc.{_host_tag()}-{proc.pid}-deadbeef.tmp"
+    torn.write_bytes(b"half a file")
 
     register_method(Method("slow", slow, "err"))
     try:
@@ -176,3 +181,128 @@ def test_an_error_keeps_the_finished_replicates(tmp_path):
         "error: RuntimeError: replicate 2 fails",
         "",
     ]
+
+
+# --------------------------------------------------------------------- concurrent writers
+# A study that holds its store until the test lets it go: its method waits for a file.
+HOLDER = textwrap.dedent(
+    """
+    import pathlib, sys, time
+    from bayescv.compare import BatesLogistic, Method, register_method, run_study
+    from bayescv.intervals import interval_dataset
+
+    go = pathlib.Path(sys.argv[3])
+
+    def slow(context, names):
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return interval_dataset(names, estimate=[0.5], lower=[0.4], upper=[0.6], se=[0.05],
+                                level=context.level, target="err")
+
+    register_method(Method("slow", slow, "err"))
+    run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "slow"],
+              n_replicates=int(sys.argv[2]), random_state=5, store=sys.argv[1],
+              flush_interval=0, n_jobs=1)
+    """
+)
+
+
+def test_a_second_writer_is_refused_and_names_the_first(tmp_path):
+    # Two processes on one store: while the first holds it, a second run_study is refused
+    # with the first's pid and host; the first finishes undisturbed, and the store is then
+    # free again (the lock and its owner file do not outlive the writer).
+    store, go = tmp_path / "study.nc", tmp_path / "go"
+    n = 4
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(store), str(n), str(go)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    owner = tmp_path / "study.nc.lock.json"
+    register_method(Method("slow", slow, "err"))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not owner.exists():
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the first writer ended early: {proc.stderr.read()}"
+        expected = f"being written by process {proc.pid} on host {socket.gethostname()}"
+        with pytest.raises(StoreInUseError, match=expected):
+            run_study(TINY, methods=["naive_points", "slow"], n_replicates=n, random_state=5,
+                      store=store)  # fmt: skip
+        go.touch()  # let the first writer finish
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+        assert not owner.exists()
+        assert not (tmp_path / "study.nc.parts").exists()
+        again = run_study(TINY, methods=["naive_points", "slow"], n_replicates=n,
+                          random_state=5, store=store)  # fmt: skip
+    finally:
+        unregister_method("slow")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert again.attrs["replicates_loaded"] == n
+    np.testing.assert_array_equal(load_study(store)["replicate"], np.arange(n))
+
+
+def test_the_lock_refuses_in_process_and_is_released_after_an_error(tmp_path):
+    store = tmp_path / "s.nc"
+    with StudyStore(store).locked():
+        owner = json.loads((tmp_path / "s.nc.lock.json").read_text())
+        assert owner["pid"] == os.getpid()
+        assert owner["host"] == socket.gethostname()
+        with pytest.raises(RuntimeError, match=f"process {os.getpid()} on host"):
+            run_study(TINY, methods=METHODS, n_replicates=1, random_state=0, store=store)
+    run_study(TINY, methods=METHODS, n_replicates=1, random_state=0, store=store)
+    with pytest.raises(ValueError, match="other settings"):  # raised while holding the lock
+        run_study(TINY, methods=METHODS, n_replicates=1, random_state=0, store=store, level=0.8)
+    assert not (tmp_path / "s.nc.lock.json").exists()
+    run_study(TINY, methods=METHODS, n_replicates=2, random_state=0, store=store)  # free again
+
+
+def test_temporary_files_of_other_writers_are_left_alone(tmp_path):
+    # Files in the parts directory that this run did not write and that may belong to a
+    # live process (another pid of this host, another host, a name not ours) survive
+    # loading and finishing; only the run's own parts and manifest are removed.
+    store = tmp_path / "s.nc"
+    parts = tmp_path / "s.nc.parts"
+    parts.mkdir()
+    live = parts / f".part-000000007-0badf00d.nc.{_host_tag()}-{os.getppid()}-0badf00d.tmp"
+    other_host = parts / ".part-000000008-0badf00d.nc.00000000-1-0badf00d.tmp"
+    foreign = parts / ".part-000000009-deadbeef.nc.tmp"
+    for path in (live, other_host, foreign):
+        path.write_bytes(b"being written")
+    study = run_study(TINY, methods=METHODS, n_replicates=3, random_state=1, store=store,
+                      flush_interval=0)  # fmt: skip
+    assert sorted(p.name for p in parts.iterdir()) == sorted(
+        p.name for p in (live, other_host, foreign)
+    )
+    assert all(p.read_bytes() == b"being written" for p in (live, other_host, foreign))
+    xr.testing.assert_equal(load_study(store), study)
+    again = run_study(TINY, methods=METHODS, n_replicates=3, random_state=1, store=store)
+    assert again.attrs["replicates_loaded"] == 3
+    assert live.exists()
+
+
+def test_a_truncated_part_file_is_named_for_deletion(tmp_path):
+    store = tmp_path / "s.nc"
+    register_method(Method("fragile", _fail_on_third, "err"))
+    try:
+        with pytest.raises(RuntimeError, match="replicate 2 fails"):
+            run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
+                      flush_interval=0)  # fmt: skip
+        first, *_ = sorted((tmp_path / "s.nc.parts").glob("part-*.nc"))
+        data = first.read_bytes()
+        first.write_bytes(data[: len(data) // 2])  # a disk that lost the end of the file
+        with pytest.raises(ValueError, match=f"part file {first} is unreadable") as info:
+            run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
+                      on_error="record")  # fmt: skip
+        assert "delete it and run again" in str(info.value)
+        assert "\n" not in str(info.value)
+        first.unlink()  # as the message says: its replicates are computed again
+        study = run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9,
+                          store=store, on_error="record")  # fmt: skip
+    finally:
+        unregister_method("fragile")
+    assert study.attrs["replicates_loaded"] == 1
+    np.testing.assert_array_equal(study["replicate"], np.arange(4))

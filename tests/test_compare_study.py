@@ -1,3 +1,4 @@
+import threading
 import warnings
 
 import numpy as np
@@ -226,3 +227,56 @@ def test_bayes_hier_entry_in_a_small_study(cv):
     else:
         assert np.isnan(new["estimate"]).all()
         assert new["flag"].item().startswith("not_applicable")
+
+
+def test_warning_records_of_overlapping_threads_stay_apart_and_restore_the_filters():
+    # Replicates overlapping on threads enter and leave in any order (here A in, B in, A out,
+    # B out: one catch_warnings block per replicate would leave B's recorder installed).
+    # Each thread records its own warnings; afterwards the filters and showwarning are as
+    # before, and a warning outside a replicate reaches the user's filters again.
+    from bayescv.compare._replicate import _RECORDER
+
+    filters, show = list(warnings.filters), warnings.showwarning
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    records: dict[str, list[str]] = {}
+
+    def replicate(name, entered, wait_for, done=None):
+        with _RECORDER.record() as caught:
+            entered.set()
+            assert wait_for.wait(10)
+            warnings.warn(f"from {name}", UserWarning, stacklevel=1)
+            warnings.warn(f"from {name}", UserWarning, stacklevel=1)  # recorded twice
+        records[name] = caught
+        if done is not None:
+            done.set()
+
+    a = threading.Thread(target=replicate, args=("a", a_in, b_in, a_out))
+    b = threading.Thread(target=replicate, args=("b", b_in, a_out))
+    a.start()
+    assert a_in.wait(10)
+    b.start()
+    a.join(10)
+    b.join(10)
+    assert records == {"a": ["UserWarning: from a"] * 2, "b": ["UserWarning: from b"] * 2}
+    assert warnings.filters == filters
+    assert warnings.showwarning is show
+    with pytest.raises(UserWarning, match="outside"):  # pytest's "error" filter is back
+        warnings.warn("outside", UserWarning, stacklevel=1)
+
+
+def test_save_demo_plot_leaves_the_pyplot_backend_and_figures_alone(tmp_path, monkeypatch):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from bayescv.compare.demo import save_demo_plot
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("matplotlib.use called by library code")
+
+    study = run_study(TINY, methods=["naive_points"], n_replicates=3, random_state=0)
+    backend, figures = matplotlib.get_backend(), plt.get_fignums()
+    monkeypatch.setattr(matplotlib, "use", refuse)
+    path = save_demo_plot(study, tmp_path / "demo.png")
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert matplotlib.get_backend() == backend
+    assert plt.get_fignums() == figures

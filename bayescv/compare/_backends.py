@@ -43,7 +43,8 @@ def dask_client() -> Any:
     except ValueError as error:
         raise ValueError(
             "backend='dask' runs on the current distributed Client; create one first, "
-            "e.g. `with Client(LocalCluster()):` or `Client('scheduler-address:8786')`"
+            "e.g. `with Client(LocalCluster(dashboard_address=':0')):` (any free port) or "
+            "`Client('scheduler-address:8786')`"
         ) from error
 
 

@@ -7,10 +7,13 @@ and returns plain arrays that :mod:`bayescv.compare.study` assembles into the st
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
+import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +22,8 @@ import xarray as xr
 from sklearn.base import clone
 
 from bayescv._provenance import child_seeds
-from bayescv.compare.registry import Context, Method, _name_seed
+from bayescv.compare._context import Context, _name_seed
+from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
 from bayescv.loss_functions import Loss
 from bayescv.losses import from_arrays
@@ -128,6 +132,72 @@ def _plan(methods: Sequence[Method]) -> list[tuple[list[Method], str | None]]:
     return groups
 
 
+class _WarningRecorder:
+    """Record the warnings each replicate raises, also when replicates run on many threads.
+
+    :class:`warnings.catch_warnings` saves and restores process-wide state (the filters and
+    :func:`warnings.showwarning`), so one block per replicate is not thread-safe: replicates
+    overlapping on the threads of a Dask worker enter and leave in any order, and the last to
+    leave can restore the state another saved, leaving its recorder and an "always" filter
+    installed for good. Here, while any replicate of this process runs, one shared block is
+    open (counted under a lock): every warning is shown ("always", so that a warning raised
+    twice is recorded twice) and goes to the list of the thread that raised it; a warning of
+    another thread goes on to the showwarning in place before (shown, whatever the filters
+    said: the filters are process-wide, and the study needs "always" while it runs). The last
+    replicate to finish closes the block, which restores the filters and showwarning exactly.
+
+    With context-aware warnings (Python 3.14, ``sys.flags.context_aware_warnings``),
+    ``catch_warnings`` is local to the thread's context and a block per replicate is safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._block: Any = None
+        self._previous: Any = warnings.showwarning
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def record(self) -> Iterator[list[str]]:
+        """Collect ``"Category: message"`` of every warning this thread raises inside."""
+        caught: list[str] = []
+        if getattr(sys.flags, "context_aware_warnings", False):  # pragma: no cover - 3.14
+            with warnings.catch_warnings(record=True) as log:
+                warnings.simplefilter("always")
+                yield caught
+            caught.extend(f"{w.category.__name__}: {w.message}" for w in log)
+            return
+        with self._lock:
+            if self._depth == 0:
+                block = warnings.catch_warnings()
+                block.__enter__()
+                warnings.simplefilter("always")
+                self._previous, warnings.showwarning = warnings.showwarning, self._show
+                self._block = block
+            self._depth += 1
+        outer = getattr(self._local, "caught", None)
+        self._local.caught = caught
+        try:
+            yield caught
+        finally:
+            self._local.caught = outer
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._block.__exit__(None, None, None)
+                    self._block = None
+
+    def _show(self, message, category, filename, lineno, file=None, line=None) -> None:
+        caught = getattr(self._local, "caught", None)
+        if caught is None:
+            self._previous(message, category, filename, lineno, file, line)
+        else:
+            caught.append(f"{category.__name__}: {message}")
+
+
+_RECORDER = _WarningRecorder()
+
+
 def _message(error: BaseException) -> str:
     text = str(error).splitlines()[0] if str(error) else ""
     return f"error: {type(error).__name__}: {text}"[:300]
@@ -136,8 +206,7 @@ def _message(error: BaseException) -> str:
 def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
     """Run one replicate: data, CV, truths, every method. Returns plain arrays."""
     started = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _RECORDER.record() as caught:
         data_seed, cv_seed, truth_seed, method_seed, learner_seed = child_seeds(seed, 5)
         scenario = spec.scenario
         draw = scenario.draw(np.random.default_rng(data_seed))
@@ -206,7 +275,7 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
                 result["theta_hat"][j] = theta
                 flags[j] = str(ds["flag"].values[..., i]) if "flag" in ds else ""
     done = time.perf_counter()
-    messages = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
+    messages = dict.fromkeys(caught)
     result.update(
         replicate=replicate, seed=seed, flag=flags, truth=truth,
         mu_hat=float(stats[:, 1].sum() / stats[:, 0].sum()),

@@ -1,36 +1,64 @@
-"""Incremental, resumable storage of a study.
+"""Incremental, resumable, locked storage of a study.
 
 A store is a path ``study.nc`` (NetCDF, via h5netcdf) or ``study.zarr`` (needs the optional
 ``zarr`` package). While a study runs, finished replicates are written in small NetCDF
 files ``part-*.nc`` to the directory ``study.nc.parts/`` beside it, each written to a
 temporary name and renamed into place (atomic), with ``manifest.json`` holding the study's
 settings. When every replicate is done, the whole study is written to ``study.nc`` (again
-through a temporary name) and the parts directory is removed.
+through a temporary name) and the parts are removed.
 
-A study killed at any moment leaves complete part files only (a half-written temporary
-file is ignored and deleted). Started again with the same store and settings, it loads the
-stored replicates, computes only the missing ones, and writes the whole: no replicate is
-lost or repeated. A finished store can be extended with more replicates the same way.
+One process at a time writes a store: :meth:`StudyStore.locked` takes an exclusive lock on
+``study.nc.lock`` (an operating-system file lock, :mod:`filelock`, released by the system
+when the process dies, even by SIGKILL) and records the owner's process id and host in
+``study.nc.lock.json`` (removed on release; the empty lock file stays, as removing it would
+let two processes lock two different files). A second writer is refused with
+:class:`StoreInUseError`, which names the owner. Operating-system locks may not hold across
+machines on some network file systems: do not point studies on two machines at one store.
+
+A study killed at any moment leaves complete part files only. Started again with the same
+store and settings, it loads the stored replicates, computes only the missing ones, and
+writes the whole: no replicate is lost or repeated. A finished store can be extended with
+more replicates the same way.
+
+Loading a store changes no file. Temporary files carry the host and process id of their
+writer (``.part-…nc.<host>-<pid>-<random>.tmp``); on finishing, a store removes the files it
+read or wrote, and temporary files left by dead processes of this host, and leaves anything
+else alone. A part file that cannot be read (a disk that lost data) stops the study with a
+message naming the file to delete: its replicates are then computed again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import re
 import shutil
+import socket
 import uuid
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-__all__ = ["StudyStore", "normalise"]
+from bayescv._provenance import created_now
+
+__all__ = ["StoreInUseError", "StudyStore", "normalise"]
 
 # netCDF4 writes small files about four times faster than h5netcdf (a required dependency);
 # both write NetCDF-4 (HDF5) files that either reads.
 _ENGINE = "netcdf4" if importlib.util.find_spec("netCDF4") is not None else "h5netcdf"
+#: What reading a damaged NetCDF file raises (h5py: OSError; xarray: ValueError, KeyError).
+_READ_ERRORS = (OSError, ValueError, KeyError)
+_TMP = re.compile(r"\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{8}\.tmp$")
+
+
+class StoreInUseError(RuntimeError):
+    """Another process is writing the study store (the message names it)."""
 
 
 def normalise(ds: xr.Dataset) -> xr.Dataset:
@@ -48,8 +76,17 @@ def normalise(ds: xr.Dataset) -> xr.Dataset:
     return ds.assign_coords(coords).assign(data) if coords or data else ds
 
 
+def _host_tag() -> str:
+    return f"{zlib.crc32(socket.gethostname().encode()):08x}"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
 class StudyStore:
-    """The final file (or Zarr directory) and its parts directory.
+    """The final file (or Zarr directory), its parts directory and its lock.
 
     Parameters
     ----------
@@ -62,14 +99,56 @@ class StudyStore:
         self.zarr = self.path.suffix == ".zarr"
         self.parts = self.path.with_name(self.path.name + ".parts")
         self.manifest = self.parts / "manifest.json"
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.owner_path = self.path.with_name(self.path.name + ".lock.json")
+        self._seen: set[Path] = set()  # part files read or written: removed by finish()
+
+    # ---------------------------------------------------------------- lock
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store's lock: refuse with :class:`StoreInUseError` if another holds it."""
+        from filelock import FileLock, Timeout
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(self.lock_path)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise StoreInUseError(self._in_use()) from None
+        try:
+            owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": created_now()}
+            self._atomic_text(self.owner_path, json.dumps(owner))
+            yield
+        finally:
+            self.owner_path.unlink(missing_ok=True)
+            lock.release()
+
+    def _in_use(self) -> str:
+        try:
+            owner = json.loads(self.owner_path.read_text(encoding="utf-8"))
+            who = f"process {owner['pid']} on host {owner['host']} (since {owner['since']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            who = f"another process (its owner file {self.owner_path} is not written yet)"
+        return (
+            f"the store {self.path} is being written by {who}; wait for it to finish, "
+            "or use another path"
+        )
 
     # ---------------------------------------------------------------- settings
     def stored_settings(self) -> dict[str, Any] | None:
         """Return the settings of what is stored, or None for an empty store."""
         if self.manifest.exists():
-            return json.loads(self.manifest.read_text(encoding="utf-8"))
+            try:
+                return json.loads(self.manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise ValueError(
+                    f"the store's manifest {self.manifest} is unreadable ({_first_line(error)}); "
+                    f"delete the directory {self.parts} (its replicates will be computed again)"
+                ) from error
         if self.path.exists():
             with self._open_final() as ds:
+                if "settings" not in ds.attrs:
+                    raise ValueError(f"{self.path} is not a study written by run_study")
                 return json.loads(ds.attrs["settings"])
         return None
 
@@ -81,36 +160,61 @@ class StudyStore:
 
     # ---------------------------------------------------------------- reading
     def _open_final(self) -> xr.Dataset:
-        if self.zarr:
-            return xr.open_zarr(self.path, consolidated=False)
-        return xr.open_dataset(self.path, engine=_ENGINE)
+        try:
+            if self.zarr:
+                return xr.open_zarr(self.path, consolidated=False)
+            return xr.open_dataset(self.path, engine=_ENGINE)
+        except _READ_ERRORS as error:
+            raise ValueError(
+                f"the study {self.path} is unreadable ({_first_line(error)}); "
+                "move it away or use another path"
+            ) from error
 
     def load(self) -> list[xr.Dataset]:
-        """Return every stored chunk of replicates: the final file first, then the parts."""
+        """Return every stored chunk of replicates: the final file first, then the parts.
+
+        Temporary files (of a write in progress, or one a kill interrupted) are left alone.
+        """
         chunks = []
         if self.path.exists():
             with self._open_final() as ds:
                 chunks.append(normalise(ds.load()))
         if self.parts.is_dir():
-            for tmp in self.parts.glob(".*.tmp"):  # a write interrupted by a kill
-                tmp.unlink()
             for part in sorted(self.parts.glob("part-*.nc")):
-                chunks.append(normalise(xr.load_dataset(part, engine=_ENGINE)))
+                try:
+                    ds = xr.load_dataset(part, engine=_ENGINE)
+                    if "replicate" not in ds.dims:
+                        raise ValueError("it has no replicate dimension")
+                except _READ_ERRORS as error:
+                    raise ValueError(
+                        f"the store's part file {part} is unreadable ({_first_line(error)}); "
+                        "delete it and run again: its replicates will be computed again"
+                    ) from error
+                self._seen.add(part)
+                chunks.append(normalise(ds))
         return chunks
+
+    def has_parts(self) -> bool:
+        """Tell whether there is a manifest, or parts to merge into the final file."""
+        return bool(self._seen) or self.manifest.exists()
 
     # ---------------------------------------------------------------- writing
     def write_part(self, ds: xr.Dataset) -> Path:
         """Write one chunk of finished replicates atomically; return its path."""
         first = int(ds["replicate"].values.min())
         final = self.parts / f"part-{first:09d}-{uuid.uuid4().hex[:8]}.nc"
-        tmp = self.parts / f".{final.name}.tmp"
-        ds.to_netcdf(tmp, engine=_ENGINE)
-        os.replace(tmp, final)
+        tmp = self._tmp(final)
+        try:
+            ds.to_netcdf(tmp, engine=_ENGINE)
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._seen.add(final)
         return final
 
     def finish(self, ds: xr.Dataset) -> None:
         """Write the whole study (atomically for NetCDF), then remove the parts."""
-        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        tmp = self._tmp(self.path)
         if self.zarr:
             try:
                 import zarr  # noqa: F401
@@ -122,17 +226,59 @@ class StudyStore:
             strings = {n: v.astype(object) for n, v in ds.variables.items() if v.dtype.kind == "U"}
             coords = {n: v for n, v in strings.items() if n in ds.coords}
             data = {n: v for n, v in strings.items() if n not in ds.coords}
-            ds.assign_coords(coords).assign(data).to_zarr(tmp, mode="w", consolidated=False)
+            try:
+                ds.assign_coords(coords).assign(data).to_zarr(tmp, mode="w", consolidated=False)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
             if self.path.exists():
                 shutil.rmtree(self.path)
         else:
-            ds.to_netcdf(tmp, engine=_ENGINE)
+            try:
+                ds.to_netcdf(tmp, engine=_ENGINE)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
         os.replace(tmp, self.path)
-        if self.parts.is_dir():
-            shutil.rmtree(self.parts)
+        self._remove_parts()
 
-    @staticmethod
-    def _atomic_text(path: Path, text: str) -> None:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+    def _remove_parts(self) -> None:
+        """Remove what this store read or wrote and what dead writers left; keep the rest."""
+        if not self.parts.is_dir():
+            return
+        for path in self._seen:
+            path.unlink(missing_ok=True)
+        self._seen.clear()
+        self.manifest.unlink(missing_ok=True)
+        for tmp in self.parts.glob(".*.tmp"):
+            if _abandoned(tmp):
+                tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # not empty: files of another writer stay
+            self.parts.rmdir()
+
+    def _tmp(self, path: Path) -> Path:
+        """Return a temporary name beside `path`, tagged with this host and process."""
+        tag = f"{_host_tag()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        return path.with_name(f".{path.name}.{tag}.tmp")
+
+    def _atomic_text(self, path: Path, text: str) -> None:
+        tmp = self._tmp(path)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _abandoned(tmp: Path) -> bool:
+    """Tell whether a temporary file was left by a process of this host that no longer runs."""
+    match = _TMP.search(tmp.name)
+    if match is None or match["host"] != _host_tag() or os.name == "nt":
+        return False  # another host's, or a name not ours: leave it
+    try:
+        os.kill(int(match["pid"]), 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False

@@ -89,19 +89,21 @@ def save_demo_plot(study: xr.Dataset, path: str | os.PathLike) -> Path:
     -------
     pathlib.Path
         The path written.
-    """
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Notes
+    -----
+    The figure is a :class:`matplotlib.figure.Figure` drawn on its own canvas: neither
+    pyplot's current backend nor its list of open figures changes.
+    """
+    from matplotlib.figure import Figure
 
     from bayescv.compare.plots import plot_intervals, plot_summary
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5), layout="constrained")
+    fig = Figure(figsize=(13, 4.5), layout="constrained")
+    left, right = fig.subplots(1, 2)
     plot_intervals(study, method="naive_points", target="err_xy", ax=left)
     plot_summary(summarize(study, targets=["err_xy", "err"]), ax=right)
     right.set_title("coverage of err_xy and err (nominal 90%)")
     path = Path(path)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path

@@ -15,10 +15,14 @@ Methods of one replicate share what they can through the :class:`Context`: the l
 and the bootstrap-replicated CV tables (:meth:`Context.bootstrap_table`), which are built
 once per replicate and size from a seed of the replicate, not of the method.
 
-Methods that live in modules still being written (``nested_cv`` from :mod:`bayescv.nested`,
-``bayes_hier`` from :mod:`bayescv.bayes`) are registered lazily: if the import fails or the
-function is missing, the method is absent from :func:`available_methods` and
-:func:`unavailable_methods` says why. Add your own with :func:`register_method`.
+Methods that need optional packages or heavier modules (``nested_cv`` from
+:mod:`bayescv.nested`, ``bayes_hier`` from :mod:`bayescv.bayes`, which needs PyMC and ArviZ)
+are registered lazily: if a package they need is not installed (an :class:`ImportError`), the
+method is absent from :func:`available_methods` and :func:`unavailable_methods` says why; any
+other error while loading one is a bug and is raised. Add your own with :func:`register_method`.
+
+Each method declares the options it accepts (:attr:`Method.option_names`);
+:func:`check_method_options` refuses options of unknown names or for methods not selected.
 
 Select rows of a result with ``ds.sel({"method": name})``; ``ds.sel(method=name)`` silently
 does nothing (``method`` is a keyword of :meth:`xarray.Dataset.sel`).
@@ -26,10 +30,8 @@ does nothing (``method`` is a keyword of :meth:`xarray.Dataset.sel`).
 
 from __future__ import annotations
 
-import copy
 import functools
 import importlib
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,8 @@ import numpy as np
 import xarray as xr
 
 from bayescv.classical import INTERVAL_METHODS, cv_intervals, interval_target
+from bayescv.compare._context import Context
+from bayescv.compare._options import check_method_options, keyword_names
 from bayescv.intervals import combine_intervals, interval_dataset
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "Context",
     "Method",
     "available_methods",
+    "check_method_options",
     "get_method",
     "register_method",
     "resolve_methods",
@@ -54,119 +59,6 @@ __all__ = [
 
 #: Cost classes of a method.
 COSTS = ("losses", "refit", "posterior")
-
-
-class Context:
-    """What a method may use for one replicate.
-
-    Attributes
-    ----------
-    X, y : ndarray
-        The replicate's data.
-    groups : ndarray or None
-        Source of each point.
-    learner : estimator
-        Unfitted learner (clone it before fitting).
-    loss : bayescv.Loss
-        The loss function.
-    scheme : {"random", "source"}
-        The CV scheme of the replicate.
-    n_folds : int
-        K of random K-fold CV (the number of sources for leave-one-source-out).
-    level : float
-        Nominal coverage.
-    seed : int
-        This method's own seed for the replicate.
-    replicate_seed : int
-        The replicate's seed for what methods share (:meth:`bootstrap_table`): the same for
-        every method of the replicate. Default: the `seed` the context was built with
-        (:meth:`with_seed` keeps it).
-    moments : xarray.Dataset
-        Block moments (n, S, Q, W along ``block``) of the replicate's CV run; accepted by
-        :func:`bayescv.cv_intervals`.
-    """
-
-    def __init__(
-        self, *, X: Any, y: Any, groups: Any, learner: Any, loss: Any, scheme: str,
-        n_folds: int, level: float, seed: int, moments: xr.Dataset,
-        table: Callable[[], xr.Dataset], replicate_seed: int | None = None,
-    ) -> None:  # fmt: skip
-        self.X, self.y, self.groups, self.learner, self.loss = X, y, groups, learner, loss
-        self.scheme, self.n_folds, self.level, self.seed = scheme, n_folds, level, seed
-        self.replicate_seed = int(seed if replicate_seed is None else replicate_seed)
-        self.moments = moments
-        # Shared by every copy made with with_seed (a shallow copy keeps this dict).
-        self._cache: dict[str, Any] = {"table": table}
-
-    @property
-    def losses(self) -> xr.Dataset:
-        """The replicate's loss table (:mod:`bayescv.losses`), built on first use."""
-        if "losses" not in self._cache:
-            self._cache["losses"] = self._cache["table"]()
-        return self._cache["losses"]
-
-    def bootstrap_table(self, n_bootstrap: int) -> xr.Dataset:
-        """Bootstrap-replicated CV of the replicate's data, built once per size and shared.
-
-        :func:`bayescv.bootstrap_cv_losses` with points resampled within sources and
-        leave-one-source-out CV (CVS), or within the whole data set and `n_folds` random
-        folds (CVR), seeded from :attr:`replicate_seed` (child ``"bootstrap"``, the seed the
-        ``bootstrap`` method has always used), so every method of the replicate that asks
-        for the same size gets the same table, in whatever order the methods run.
-
-        Parameters
-        ----------
-        n_bootstrap : int
-            Bootstrap replicates (≥ 2).
-
-        Returns
-        -------
-        xarray.Dataset
-            A loss table with dims ``(replicate, obs)``, ``replicate_kind="bootstrap"``.
-        """
-        if (
-            isinstance(n_bootstrap, bool)
-            or not isinstance(n_bootstrap, int | np.integer)
-            or n_bootstrap < 2
-        ):
-            raise ValueError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
-        key = f"bootstrap_{int(n_bootstrap)}"
-        if key not in self._cache:
-            from bayescv import cv
-
-            source = self.scheme == "source"
-            self._cache[key] = cv.bootstrap_cv_losses(
-                self.learner, self.X, self.y,
-                groups=self.groups if source else None,
-                cv=None if source else self.n_folds, loss=self.loss,
-                n_bootstrap=int(n_bootstrap),
-                random_state=_name_seed(self.replicate_seed, "bootstrap"),
-            )  # fmt: skip
-        return self._cache[key]
-
-    def with_seed(self, seed: int) -> Context:
-        """Return a copy with another method seed.
-
-        The copy shares the loss table, the bootstrap tables and :attr:`replicate_seed`.
-
-        Parameters
-        ----------
-        seed : int
-            The method's seed.
-
-        Returns
-        -------
-        Context
-        """
-        out = copy.copy(self)
-        out.seed = int(seed)
-        return out
-
-
-def _name_seed(root: int, name: str) -> int:
-    """Child seed of `root` named `name` (the same rule as the study's per-method seeds)."""
-    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
-    return int(sequence.generate_state(1, np.uint32)[0])
 
 
 @dataclass(frozen=True)
@@ -192,6 +84,10 @@ class Method:
         runtime is split equally); options for the call come from ``method_options[batch]``.
     description : str, default ""
         One line for listings.
+    options : tuple of str, optional
+        Names of the options the method accepts (``method_options[name]``, or
+        ``method_options[batch]``). Default: the keyword parameters of `func` after
+        ``context, names``; any name when `func` takes ``**options`` and `options` is unset.
     """
 
     name: str
@@ -201,6 +97,7 @@ class Method:
     outputs: tuple[str, ...] = field(default=())
     batch: str | None = None
     description: str = ""
+    options: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -214,6 +111,18 @@ class Method:
     def output_names(self) -> tuple[str, ...]:
         """Row names this method produces."""
         return tuple(self.outputs) or (self.name,)
+
+    @property
+    def option_key(self) -> str:
+        """The key of this method's options in ``method_options``: its batch, else its name."""
+        return self.batch or self.name
+
+    @property
+    def option_names(self) -> tuple[str, ...] | None:
+        """Names of the options the method accepts, or None when it accepts any name."""
+        if self.options is not None:
+            return tuple(self.options)
+        return keyword_names(self.func, skip=2)
 
     def targets(self, scheme: str) -> dict[str, str]:
         """Return the estimand of each output for a CV scheme.
@@ -371,6 +280,11 @@ _BUILTIN["bootstrap"] = Method(
 )  # fmt: skip
 
 
+#: Options of nested_cv and bayes.fit that the study sets itself.
+_NESTED_SET = ("estimator", "X", "y", "groups", "loss", "level", "random_state")
+_BAYES_SET = ("losses", "bootstrap", "random_state")
+
+
 def _load_nested() -> Method:
     module = importlib.import_module("bayescv.nested")
     if not callable(getattr(module, "nested_cv", None)):
@@ -378,14 +292,23 @@ def _load_nested() -> Method:
     return Method(
         "nested_cv", nested, _scheme_target("err_xy", "ose"), "refit",
         description="nested CV (Bates et al.), n_repeats x (K + K(K-1)/2) fits",
+        options=keyword_names(module.nested_cv, drop=_NESTED_SET),
     )  # fmt: skip
 
 
 def _load_bayes() -> Method:
+    # What a fit imports (pymc, arviz, numba, platformdirs; nutpie is optional), looked up
+    # with find_spec, nothing imported: bayescv.bayes itself imports none of them.
+    from bayescv._cli_checks import BAYES_MODULES, missing_extra
+
+    absent = missing_extra(BAYES_MODULES, "bayes", what="bayes_hier")
+    if absent:
+        raise ImportError(absent)
     module = importlib.import_module("bayescv.bayes")
     missing = [f for f in ("fit", "posterior_intervals") if not callable(getattr(module, f, None))]
     if missing:
         raise ImportError(f"bayescv.bayes has no {', '.join(missing)}")
+    fit_options = keyword_names(module.fit, drop=_BAYES_SET)
     return Method(
         "bayes_hier", bayes_hier, BAYES_TARGETS, "posterior", outputs=tuple(BAYES_TARGETS),
         description=(
@@ -393,6 +316,7 @@ def _load_bayes() -> Method:
             "B bootstrap-replicated CV runs, B x K refits shared with 'bootstrap' "
             "(options: n_bootstrap=50, 0 for the losses alone; draws, tune, chains, sampler)"
         ),
+        options=None if fit_options is None else ("n_bootstrap", *fit_options),
     )  # fmt: skip
 
 
@@ -402,9 +326,11 @@ _USER: dict[str, Method] = {}
 
 
 def _lazy(name: str) -> tuple[Method | None, str]:
+    # Only a missing package (or function) makes a method unavailable; any other error while
+    # loading it is a bug and is raised, rather than the method silently vanishing from "all".
     try:
         return _LAZY[name](), ""
-    except Exception as error:  # recorded, see unavailable_methods()
+    except ImportError as error:  # recorded, see unavailable_methods()
         return None, f"{type(error).__name__}: {error}"
 
 

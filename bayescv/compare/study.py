@@ -26,6 +26,7 @@ attrs ``created``, ``wall_time_s``, ``backend``, ``n_jobs`` and ``replicates_loa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import time
@@ -42,7 +43,7 @@ from bayescv._provenance import child_seeds, created_now, package_version, resol
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._store import StudyStore, normalise
-from bayescv.compare.registry import resolve_methods
+from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
 from bayescv.intervals import check_level
 from bayescv.loss_functions import Loss, get_loss
@@ -202,7 +203,8 @@ def run_study(
     store : str or path-like, optional
         ``study.nc`` or ``study.zarr``: write replicates as they finish and resume from what
         is there (see :mod:`bayescv.compare._store`). Resuming needs the same settings;
-        with ``random_state=None`` the stored seed is reused.
+        with ``random_state=None`` the stored seed is reused. One process at a time: the
+        store is locked while the study runs.
     progress : bool, default False
         Show a progress bar over replicates.
     on_error : {"raise", "record"}, default "raise"
@@ -220,6 +222,16 @@ def run_study(
     -------
     xarray.Dataset
         The study (see the module docs).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, options a selected method does not take (or for a method not
+        selected), a store holding a study with other settings, or an unreadable store file
+        (the message names the file to delete).
+    bayescv.compare._store.StoreInUseError
+        A :class:`RuntimeError`: another process is writing the store (the message gives
+        its process id and host).
 
     Examples
     --------
@@ -253,87 +265,90 @@ def run_study(
         )
     outputs = tuple(o for m in resolved for o in m.output_names)
     targets = [m.targets(scenario.cv)[o] for m in resolved for o in m.output_names]
-    options = {k: dict(v) for k, v in (method_options or {}).items()}
+    options = check_method_options(resolved, method_options)
     spec = _Spec(
         scenario, learner, loss_fn, tuple(resolved), options, float(level), truth_names,
         outputs, on_error, inner_threads,
     )  # fmt: skip
 
     target_store = None if store is None else StudyStore(store)
-    stored = None if target_store is None else target_store.stored_settings()
-    if random_state is None and stored is not None:
-        seed = int(stored["seed"])
-    else:
-        seed = resolve_seed(random_state)
-    settings = json.loads(json.dumps(_settings(spec, seed, [m.name for m in resolved])))
-    if stored is not None and stored != settings:
-        differ = sorted(
-            k for k in settings.keys() | stored.keys() if settings.get(k) != stored.get(k)
-        )
-        raise ValueError(
-            f"the store {store} holds a study with other settings ({', '.join(differ)}); use another path"
-        )
-
-    chunks_done = [] if target_store is None else target_store.load()
-    done = set()
-    for ds in chunks_done:
-        done.update(int(i) for i in ds["replicate"].values)
-    loaded = len(done & set(range(n_replicates)))
-    seeds = child_seeds(seed, n_replicates)
-    pending = [(i, seeds[i]) for i in range(n_replicates) if i not in done]
-
-    client = dask_client() if backend == "dask" and pending else None
-    if client is not None:
-        workers = max(1, sum(client.nthreads().values()))
-    else:
-        workers = joblib.effective_n_jobs(n_jobs)
-    if chunk_size is None and any(m.cost != "losses" for m in resolved):
-        chunk_size = 1  # replicates that refit are slow: one per task, stored as they finish
-    parts = chunks(pending, workers, chunk_size)
-    if client is not None:
-        stream = run_dask(client, _run_chunk, spec, parts)
-    else:
-        stream = run_joblib(_run_chunk, spec, parts, n_jobs)
-
-    new_chunks: list[xr.Dataset] = []
-    if pending and target_store is not None:
-        target_store.start(settings)
-    buffer: list[dict[str, Any]] = []
-    last, write_cost = time.perf_counter(), 0.0
-    with tqdm(total=len(pending), desc="study", unit="rep", disable=not progress) as bar:
-        try:
-            for results in stream if pending else ():
-                buffer.extend(results)
-                bar.update(len(results))
-                # writes are spaced so that they take at most about 5% of the run
-                wait = max(flush_interval, 19 * write_cost) if flush_interval > 0 else 0.0
-                if time.perf_counter() - last >= wait:
-                    start = time.perf_counter()
-                    new_chunks.append(_flush(buffer, spec, targets, target_store))
-                    buffer, last = [], time.perf_counter()
-                    write_cost = last - start
-        except BaseException:  # an error or Ctrl-C: keep what is finished, then re-raise
-            if buffer and target_store is not None:
-                _flush(buffer, spec, targets, target_store)
-            raise
-        if buffer:
-            new_chunks.append(_flush(buffer, spec, targets, target_store))
-
-    full = _concat([*chunks_done, *new_chunks])
-    study = full.isel(replicate=np.flatnonzero(full["replicate"].values < n_replicates))
-    if not np.array_equal(study["replicate"].values, np.arange(n_replicates)):
-        raise RuntimeError(
-            "the study does not hold every replicate exactly once"
-        )  # pragma: no cover
-    study.attrs = _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started)
-    if target_store is not None and (new_chunks or target_store.parts.is_dir()):
-        stored_n = full.sizes["replicate"]
-        if stored_n == n_replicates:
-            target_store.finish(study)
+    with contextlib.ExitStack() as stack:
+        if target_store is not None:
+            stack.enter_context(target_store.locked())  # one writer at a time
+        stored = None if target_store is None else target_store.stored_settings()
+        if random_state is None and stored is not None:
+            seed = int(stored["seed"])
         else:
-            attrs = _attrs(settings, spec, stored_n, backend, n_jobs, loaded, started)
-            target_store.finish(full.assign_attrs(attrs))
-    return study
+            seed = resolve_seed(random_state)
+        settings = json.loads(json.dumps(_settings(spec, seed, [m.name for m in resolved])))
+        if stored is not None and stored != settings:
+            differ = sorted(
+                k for k in settings.keys() | stored.keys() if settings.get(k) != stored.get(k)
+            )
+            raise ValueError(
+                f"the store {store} holds a study with other settings ({', '.join(differ)}); use another path"
+            )
+
+        chunks_done = [] if target_store is None else target_store.load()
+        done = set()
+        for ds in chunks_done:
+            done.update(int(i) for i in ds["replicate"].values)
+        loaded = len(done & set(range(n_replicates)))
+        seeds = child_seeds(seed, n_replicates)
+        pending = [(i, seeds[i]) for i in range(n_replicates) if i not in done]
+
+        client = dask_client() if backend == "dask" and pending else None
+        if client is not None:
+            workers = max(1, sum(client.nthreads().values()))
+        else:
+            workers = joblib.effective_n_jobs(n_jobs)
+        if chunk_size is None and any(m.cost != "losses" for m in resolved):
+            chunk_size = 1  # replicates that refit are slow: one per task, stored as they finish
+        parts = chunks(pending, workers, chunk_size)
+        if client is not None:
+            stream = run_dask(client, _run_chunk, spec, parts)
+        else:
+            stream = run_joblib(_run_chunk, spec, parts, n_jobs)
+
+        new_chunks: list[xr.Dataset] = []
+        if pending and target_store is not None:
+            target_store.start(settings)
+        buffer: list[dict[str, Any]] = []
+        last, write_cost = time.perf_counter(), 0.0
+        with tqdm(total=len(pending), desc="study", unit="rep", disable=not progress) as bar:
+            try:
+                for results in stream if pending else ():
+                    buffer.extend(results)
+                    bar.update(len(results))
+                    # writes are spaced so that they take at most about 5% of the run
+                    wait = max(flush_interval, 19 * write_cost) if flush_interval > 0 else 0.0
+                    if time.perf_counter() - last >= wait:
+                        start = time.perf_counter()
+                        new_chunks.append(_flush(buffer, spec, targets, target_store))
+                        buffer, last = [], time.perf_counter()
+                        write_cost = last - start
+            except BaseException:  # an error or Ctrl-C: keep what is finished, then re-raise
+                if buffer and target_store is not None:
+                    _flush(buffer, spec, targets, target_store)
+                raise
+            if buffer:
+                new_chunks.append(_flush(buffer, spec, targets, target_store))
+
+        full = _concat([*chunks_done, *new_chunks])
+        study = full.isel(replicate=np.flatnonzero(full["replicate"].values < n_replicates))
+        if not np.array_equal(study["replicate"].values, np.arange(n_replicates)):
+            raise RuntimeError(
+                "the study does not hold every replicate exactly once"
+            )  # pragma: no cover
+        study.attrs = _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started)
+        if target_store is not None and (new_chunks or target_store.has_parts()):
+            stored_n = full.sizes["replicate"]
+            if stored_n == n_replicates:
+                target_store.finish(study)
+            else:
+                attrs = _attrs(settings, spec, stored_n, backend, n_jobs, loaded, started)
+                target_store.finish(full.assign_attrs(attrs))
+        return study
 
 
 def load_study(path: str | Any) -> xr.Dataset:
