@@ -79,9 +79,7 @@ def _fail(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from bayescv.losses import from_frame
+    from bayescv.losses import read_table
 
     problem = missing_extra(BAYES_MODULES, "bayes", what="the hierarchical model")
     if not problem and args.sampler == "nutpie":
@@ -100,15 +98,16 @@ def _run(args: argparse.Namespace) -> int:
         if problem:
             return _fail(f"--plot {args.plot}: {problem}")
     try:
-        frame = pd.read_csv(args.losses)
-        table = from_frame(
-            frame,
+        if args.losses.is_dir():
+            raise ValueError(f"{args.losses}: is a directory, not a loss-table file")
+        table = read_table(
+            args.losses,
             loss=args.loss_col,
             block=args.block_col,
             source=args.source_col,
             scheme=args.scheme,
         )
-    except (OSError, ValueError, TypeError, pd.errors.ParserError) as err:
+    except (OSError, ValueError, TypeError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
 
     from bayescv.bayes import SamplingWarning, fit, posterior_intervals

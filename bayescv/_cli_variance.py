@@ -102,59 +102,28 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
-    from bayescv.losses import from_frame
+    """Read a loss table in any format the package writes, through the package's one reader.
+
+    CSV with or without its header line, or NetCDF (:func:`bayescv.losses.read_table`).
+    """
+    from bayescv.losses import read_table
 
     if path.is_dir():
-        raise ValueError(f"{path}: is a directory, not a CSV file")
+        raise ValueError(f"{path}: is a directory, not a loss-table file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            header = handle.readline()
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not a readable CSV (not UTF-8 text: {error.reason})") from None
-    if header.startswith("# bayescv loss table"):
-        from bayescv.losses import read_csv
-
-        frame = read_csv(path).pipe(_table_frame)
-    else:
-        try:
-            frame = pd.read_csv(path)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path}: not a readable CSV ({error})") from error
-    for column in (args.block_col, args.loss_col, args.source_col):
-        if column is not None and column not in frame.columns:
-            raise ValueError(f"{path}: no column {column!r}; columns are {list(frame.columns)}")
-    loss = pd.to_numeric(frame[args.loss_col], errors="coerce")
-    bad = loss.isna() & frame[args.loss_col].notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(
-            f"{path}: non-numeric loss {frame[args.loss_col].iloc[row]!r} in data row {row + 1}"
-        )
-    if loss.isna().any():
-        row = int(np.flatnonzero(loss.isna().to_numpy())[0])
-        raise ValueError(f"{path}: missing (NaN) loss in data row {row + 1}")
-    frame = frame.assign(**{args.loss_col: loss.astype(float)})
-    try:
-        return from_frame(
-            frame,
-            loss=args.loss_col,
-            block=args.block_col,
-            source=args.source_col,
-            scheme=args.scheme,
-        )
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from error
-
-
-def _table_frame(table: xr.Dataset) -> pd.DataFrame:
+    table = read_table(
+        path,
+        loss=args.loss_col,
+        block=args.block_col,
+        source=args.source_col,
+        scheme=args.scheme,
+    )
     if "replicate" in table.dims:
-        raise ValueError("the CSV holds several CV runs; `bayescv variance` reads one run")
-    columns = {"loss": table["loss"].values, "block": table["block"].values}
-    if "source" in table.coords:
-        columns["source"] = table["source"].values
-    return pd.DataFrame(columns)
+        raise ValueError(
+            f"{path}: the file holds several CV runs; `bayescv variance` reads one run"
+        )
+    return table
 
 
 def _number(value: Any) -> float | None:
@@ -194,11 +163,15 @@ def _summary(table, estimates, moments, intervals) -> dict:
         }
     )
     warnings = [str(note) for note in estimates["note"].values if note]
-    warnings += [
-        f"{m}: {flag.replace('_', ' ')}, no interval"
-        for m, flag in zip(intervals["method"].values, intervals["flag"].values, strict=True)
-        if flag and flag != "unequal_block_sizes"
-    ]
+    for m, flag, lower in zip(
+        intervals["method"].values,
+        intervals["flag"].values,
+        intervals["lower"].values,
+        strict=True,
+    ):
+        if flag and flag != "unequal_block_sizes":
+            text = flag.replace("_", " ").replace(",", ", ")
+            warnings.append(f"{m}: {text}" + ("" if np.isfinite(lower) else ", no interval"))
     summary["warnings"] = warnings
     return summary
 

@@ -6,6 +6,8 @@ Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
@@ -15,7 +17,7 @@ import xarray as xr
 
 from bayescv.losses import _LABEL_COORDS, from_frame, validate
 
-__all__ = ["read_csv", "read_netcdf", "to_csv", "to_frame", "to_netcdf"]
+__all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_frame", "to_netcdf"]
 
 _CSV_HEADER = "# bayescv loss table "
 
@@ -76,52 +78,317 @@ def read_csv(path: str | PathLike[str]) -> xr.Dataset:
 
     A file without the bayescv header line is read as a plain long-format CSV with columns
     ``block``, ``loss`` and optionally ``source``, ``index`` and ``replicate``; use
-    :func:`from_frame` for other column names.
+    :func:`read_table` or :func:`from_frame` for other column names.
 
     Parameters
     ----------
     path : str or path-like
-        CSV file.
+        CSV file (UTF-8; a byte-order mark and CRLF line ends are fine).
 
     Returns
     -------
     xarray.Dataset
         The loss table.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: not UTF-8, empty, a NetCDF file, a duplicated or missing column, a
+        missing label or a non-numeric loss in a plain CSV, or a bad table (:func:`validate`).
     """
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline()
+    if _sniff(path) != "csv":
+        raise ValueError(
+            f"{path}: a NetCDF file, not a CSV; read it with read_table or read_netcdf"
+        )
+    return _read_csv(path, _Columns())
+
+
+def read_table(
+    path: str | PathLike[str],
+    *,
+    loss: str = "loss",
+    block: str = "block",
+    source: str | None = None,
+    index: str | None = None,
+    replicate: str | None = None,
+    scheme: str | None = None,
+    replicate_kind: str | None = None,
+) -> xr.Dataset:
+    """Read a loss table from any file format the package writes, detected from its content.
+
+    * NetCDF (:func:`to_netcdf`, ``bayescv demo --out``), recognised by its first bytes
+      (an HDF5 signature for NetCDF-4, ``CDF`` for classic NetCDF);
+    * CSV written by :func:`to_csv`, whose first line is the ``# bayescv loss table`` header
+      holding the attributes and label dtypes (read back identical);
+    * plain long-format CSV, one row per test point, with the columns named below.
+
+    NetCDF and bayescv CSV files name their own columns (``loss``, ``block``, ``source``,
+    ``index``, ``replicate``): other column names are refused for them, rather than ignored.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (CSV as UTF-8; a byte-order mark and CRLF line ends are fine).
+    loss, block : str, default "loss", "block"
+        Loss and block-label columns of a plain CSV.
+    source, index, replicate : str, optional
+        Source-label, original-row and run columns of a plain CSV; by default the columns
+        named ``source``, ``index`` and ``replicate`` when the file has them.
+    scheme : {"random", "source"}, optional
+        CV scheme. For a plain CSV as in :func:`bayescv.losses.from_arrays` (inferred by
+        default); for a self-describing file it replaces the scheme stored there.
+    replicate_kind : {"repeat", "bootstrap", "independent"}, optional
+        What the runs of a plain CSV with a `replicate` column are (required then).
+
+    Returns
+    -------
+    xarray.Dataset
+        The validated loss table.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the problem: not UTF-8, empty, unreadable NetCDF, duplicated
+        or missing columns, column names that a self-describing file does not have, missing
+        labels or non-numeric losses in a plain CSV, or a bad table (:func:`validate`).
+    OSError
+        If the file cannot be opened.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from bayescv.losses import from_arrays, to_csv, to_netcdf
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3], ["a", "a", "b", "b"], scheme="source")
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> to_csv(table, folder / "t.csv"); to_netcdf(table, folder / "t.nc")
+    >>> read_table(folder / "t.csv").identical(read_table(folder / "t.nc"))
+    True
+    """
+    columns = _Columns(loss, block, source, index, replicate, scheme, replicate_kind)
+    kind = _sniff(path)
+    if kind == "csv":
+        return _read_csv(path, columns)
+    table = _read_netcdf(path, engine="h5netcdf" if kind == "netcdf4" else "scipy")
+    _check_fixed(path, columns, table, "a NetCDF loss table")
+    return _with_scheme(path, table, scheme)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Column names and options for reading a plain CSV (None: the default name if present)."""
+
+    loss: str = "loss"
+    block: str = "block"
+    source: str | None = None
+    index: str | None = None
+    replicate: str | None = None
+    scheme: str | None = None
+    replicate_kind: str | None = None
+
+    def named(self, present: Sequence[str]) -> dict[str, str]:
+        """Role → column: the given names, or the default names found in `present`."""
+        out = {"loss": self.loss, "block": self.block}
+        for role in ("source", "index", "replicate"):
+            name = getattr(self, role)
+            if name is not None or role in present:
+                out[role] = role if name is None else name
+        return out
+
+
+# First bytes of NetCDF-4 (an HDF5 file) and of classic NetCDF (versions 1, 2 and 5).
+_MAGIC = {b"\x89HDF\r\n\x1a\n": "netcdf4", b"CDF\x01": "netcdf3", b"CDF\x02": "netcdf3"}
+_MAGIC[b"CDF\x05"] = "netcdf3"
+
+
+def _sniff(path: str | PathLike[str]) -> str:
+    """``"netcdf4"``, ``"netcdf3"`` or ``"csv"``, from the first bytes of the file."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    return "csv"
+
+
+def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            first = fh.readline()
+    except UnicodeDecodeError as error:
+        raise _encoding_error(path, error) from None
+    if not first:
+        raise ValueError(f"{path}: the file is empty; a loss CSV needs a header row and data")
     meta: dict[str, Any] = {"attrs": {}, "dtypes": {}}
-    skip = 0
-    if first.startswith(_CSV_HEADER):
-        meta = json.loads(first[len(_CSV_HEADER) :])
-        skip = 1
+    headed = first.startswith(_CSV_HEADER)
+    if headed:
+        try:
+            meta = json.loads(first[len(_CSV_HEADER) :])
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path}: the bayescv header line is not valid JSON ({error})"
+            ) from None
+    skip = int(headed)
+    header = _header_row(path, skip)
+    named = _Columns().named(header) if headed else columns.named(header)
+    _check_columns(path, header, named)
     dtypes = {
         c: np.dtype(d) if np.dtype(d).kind != "U" else str for c, d in meta["dtypes"].items()
     }
     # Losses are parsed by numpy from text: correctly rounded on every pandas version.
-    frame = pd.read_csv(path, skiprows=skip, dtype={**dtypes, "loss": str}, keep_default_na=False)
-    if "loss" in frame.columns:
-        frame["loss"] = np.asarray(frame["loss"].to_numpy(), dtype=float)
+    frame = _pandas_csv(path, skiprows=skip, dtype={**dtypes, named["loss"]: str})
+    if not headed:
+        _check_labels(path, frame, named)
+    frame[named["loss"]] = _parse_losses(path, frame[named["loss"]])
     attrs = meta["attrs"]
-    has = lambda c: c if c in frame.columns else None  # noqa: E731
-    table = from_frame(
-        frame,
-        loss="loss",
-        block="block",
-        source=has("source"),
-        index=has("index"),
-        replicate=has("replicate"),
-        scheme=attrs.get("scheme"),
-        replicate_kind=attrs.get("replicate_kind"),
-        loss_name=attrs.get("loss_name", "loss"),
-    )
+    try:
+        table = from_frame(
+            frame,
+            loss=named["loss"],
+            block=named["block"],
+            source=named.get("source"),
+            index=named.get("index"),
+            replicate=named.get("replicate"),
+            scheme=attrs.get("scheme", columns.scheme if not headed else None),
+            replicate_kind=attrs.get(
+                "replicate_kind", columns.replicate_kind if not headed else None
+            ),
+            loss_name=attrs.get("loss_name", named["loss"]),
+        )
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     for c, d in meta["dtypes"].items():
         if c in table.coords and c != "replicate":
             table[c] = table[c].astype(np.dtype(d))
     table["loss"].attrs = {"long_name": f"per-point loss ({attrs.get('loss_name', 'loss')})"}
     if attrs:
         table.attrs = attrs
-    return validate(table)
+    table = _validated(path, table)
+    if headed:
+        _check_fixed(path, columns, table, "a bayescv CSV loss table (with its header line)")
+        return _with_scheme(path, table, columns.scheme)
+    return table
+
+
+def _encoding_error(path: str | PathLike[str], error: UnicodeDecodeError) -> ValueError:
+    bad = error.object[error.start : error.start + 1]
+    return ValueError(
+        f"{path}: not UTF-8 text (byte 0x{bad.hex()} at offset {error.start}); re-encode the "
+        "file as UTF-8 (for example `iconv -f latin1 -t utf-8`, or save as 'CSV UTF-8')"
+    )
+
+
+def _pandas_csv(path: str | PathLike[str], **kwargs: Any) -> pd.DataFrame:
+    """pd.read_csv as UTF-8 text with every field kept as written ("NA" is a label)."""
+    try:
+        return pd.read_csv(path, encoding="utf-8-sig", keep_default_na=False, **kwargs)
+    except UnicodeDecodeError as error:
+        raise _encoding_error(path, error) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else "no data"
+        raise ValueError(f"{path}: not a readable CSV ({message})") from None
+
+
+def _header_row(path: str | PathLike[str], skip: int) -> list[str]:
+    """Return the column names as written (pandas itself renames duplicates to 'x.1')."""
+    row = _pandas_csv(path, skiprows=skip, header=None, nrows=1, dtype=str)
+    return [str(c) for c in row.iloc[0].tolist()] if len(row) else []
+
+
+def _check_columns(path: str | PathLike[str], header: list[str], named: dict[str, str]) -> None:
+    for role, column in named.items():
+        count = header.count(column)
+        if count > 1:
+            raise ValueError(
+                f"{path}: duplicate column {column!r}: the header names it {count} times (the "
+                f"{role} column must be unique); drop or rename the others"
+            )
+        if count == 0:
+            raise ValueError(f"{path}: no {role} column {column!r}; the columns are {header}")
+
+
+def _check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str, str]) -> None:
+    """Refuse a missing label (an empty field) of a plain CSV, rather than read it as ''."""
+    for role in ("block", "source", "index", "replicate"):
+        column = named.get(role)
+        if column is None or frame[column].dtype.kind != "O":
+            continue
+        empty = np.flatnonzero(frame[column].astype(str).str.strip().to_numpy() == "")
+        if empty.size:
+            rows = ", ".join(str(r + 1) for r in empty[:10]) + (", ..." if empty.size > 10 else "")
+            raise ValueError(
+                f"{path}: missing {role} label (empty field in column {column!r}) in "
+                f"{empty.size} data row(s): {rows}"
+            )
+
+
+def _parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
+    values = text.to_numpy()
+    try:
+        return np.asarray(values, dtype=float)
+    except ValueError:
+        for row, value in enumerate(values):
+            try:
+                float(value)
+            except ValueError:
+                what = (
+                    "missing loss (empty field)"
+                    if not str(value).strip()
+                    else (f"non-numeric loss {value!r}")
+                )
+                raise ValueError(
+                    f"{path}: {what} in column {text.name!r}, data row {row + 1}"
+                ) from None
+        raise  # pragma: no cover - numpy and float() disagree
+
+
+def _validated(path: str | PathLike[str], table: xr.Dataset) -> xr.Dataset:
+    try:
+        return validate(table)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def _check_fixed(
+    path: str | PathLike[str], columns: _Columns, table: xr.Dataset, what: str
+) -> None:
+    """Self-describing files: a column name other than the file's own is an error."""
+    wanted = {"loss": columns.loss, "block": columns.block, "source": columns.source}
+    wanted |= {"index": columns.index, "replicate": columns.replicate}
+    for role, name in wanted.items():
+        if name is None or (name == role and role in table.variables):
+            continue
+        has = [
+            v for v in ("loss", "block", "source", "index", "replicate") if v in table.variables
+        ]
+        raise ValueError(
+            f"{path} is {what}, with columns {has}; the {role} column {name!r} is not "
+            "one of them (column names apply to plain CSV files)"
+        )
+    if columns.replicate_kind is not None and columns.replicate_kind != table.attrs.get(
+        "replicate_kind"
+    ):
+        raise ValueError(
+            f"{path} is {what} with replicate_kind {table.attrs.get('replicate_kind')!r}; "
+            f"it cannot be read as {columns.replicate_kind!r}"
+        )
+
+
+def _with_scheme(path: str | PathLike[str], table: xr.Dataset, scheme: str | None) -> xr.Dataset:
+    """Return the table, rebuilt under `scheme` when that differs from the stored one."""
+    if scheme is None or scheme == table.attrs.get("scheme"):
+        return table
+    frame = to_frame(table)
+    has = lambda c: c if c in frame.columns else None  # noqa: E731
+    try:
+        rebuilt = from_frame(
+            frame, source=has("source"), index=has("index"), replicate=has("replicate"),
+            scheme=scheme, replicate_kind=table.attrs.get("replicate_kind"),
+            loss_name=table.attrs.get("loss_name"),
+        )  # fmt: skip
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    rebuilt.attrs = {**table.attrs, "scheme": scheme}
+    return rebuilt
 
 
 def to_netcdf(table: xr.Dataset, path: str | PathLike[str]) -> None:
@@ -151,12 +418,21 @@ def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:
     xarray.Dataset
         The loss table.
     """
-    with xr.open_dataset(path, engine="h5netcdf") as ds:
-        table = ds.load()
+    return _read_netcdf(path, engine="h5netcdf")
+
+
+def _read_netcdf(path: str | PathLike[str], *, engine: str) -> xr.Dataset:
+    try:
+        with xr.open_dataset(path, engine=engine) as ds:
+            table = ds.load()
+    except (OSError, ValueError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise ValueError(f"{path}: not a readable NetCDF file ({error})") from None
     for name in _LABEL_COORDS:
-        if name in table.coords and table[name].dtype.kind == "O":
+        if name in table.coords and table[name].dtype.kind in "OS":
             table[name] = table[name].astype(str)
-    return validate(table)
+    return _validated(path, table)
 
 
 def _json_value(value: Any) -> Any:

@@ -11,11 +11,22 @@ What each interval targets (``target`` coordinate of the result):
 * CVR tables (``scheme="random"``): θ_1…θ_5, the naive and Nadeau–Bengio intervals target
   ``err``, the expected error of the learner over training sets (Bengio & Grandvalet);
 * CVS tables (``scheme="source"``): θ^ω, θ^γ, θ_A, θ_B, the naive and bootstrap intervals
-  target ``expected_cv``, the CV error expected with the sources held fixed (000, §6);
-  none of them covers the error on a *new* source (``ose``), which adds the between-source
-  heterogeneity: use the Bayesian model for that;
+  target ``expected_cv``, the CV error expected with the sources held fixed (Geras & Sutton
+  2013, §6); none of them covers the error on a *new* source (``ose``), which adds the
+  between-source heterogeneity: use the Bayesian model for that;
 * Bayle et al.'s intervals target ``kfold_test_error``, the mean conditional error of the
   K models actually fitted.
+
+θ_1…θ_5 and the Nadeau–Bengio interval (:data:`RANDOM_KFOLD_ONLY`) assume a random
+partition of exchangeable points (Grandvalet & Bengio 2006; Nadeau & Bengio 2003): on a
+source table they are neither in the defaults nor in ``"all"``, and when named explicitly
+their rows are computed but flagged ``"random_kfold_only"``.
+
+θ^ω is not a default for source tables (it stays available by name): its bias,
+−Σ_k ω_k/K minus a multiple of the spread of the source means μ_k (Table 1 of Geras &
+Sutton 2013), pulls it below zero, so it gives no interval, on most data sets: on 100 of
+100 data sets of the comparison module's default ``MultiSourceLinear`` scenario and 77 of
+100 of ``MultiSourceLogistic`` (leave-one-source-out with their default learners).
 """
 
 from __future__ import annotations
@@ -26,11 +37,14 @@ from dataclasses import fields
 import numpy as np
 import xarray as xr
 
+from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.estimators import ESTIMATORS, BlockStats, block_stats
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
 
 __all__ = [
+    "DEFAULT_N_BOOTSTRAP",
     "INTERVAL_METHODS",
+    "RANDOM_KFOLD_ONLY",
     "bootstrap_interval",
     "cv_intervals",
     "default_methods",
@@ -41,12 +55,16 @@ __all__ = [
 #: Interval methods of :func:`cv_intervals`: every estimator plus Nadeau–Bengio.
 INTERVAL_METHODS = (*ESTIMATORS, "nadeau_bengio")
 
+#: Methods that assume random K-fold CV: left out of source tables' defaults and ``"all"``,
+#: flagged ``"random_kfold_only"`` when named on one.
+RANDOM_KFOLD_ONLY = ("theta_1", "theta_2", "theta_3", "theta_4", "theta_5", "nadeau_bengio")
+
 _RANDOM_DEFAULT = (
     "naive_points", "naive_folds", "theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
     "bayle_within", "bayle_all_pairs", "nadeau_bengio",
 )  # fmt: skip
 _SOURCE_DEFAULT = (
-    "naive_points", "naive_folds", "theta_omega", "theta_gamma", "theta_A", "theta_B",
+    "naive_points", "naive_folds", "theta_gamma", "theta_A", "theta_B",
     "theta_A_weighted", "theta_B_weighted", "bayle_within", "bayle_all_pairs",
 )  # fmt: skip
 
@@ -82,7 +100,8 @@ def default_methods(scheme: str) -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        Method names.
+        Method names. For ``"source"`` neither :data:`RANDOM_KFOLD_ONLY` nor ``theta_omega``
+        (negative on most data sets; see the module docs).
     """
     return _SOURCE_DEFAULT if scheme == "source" else _RANDOM_DEFAULT
 
@@ -131,6 +150,7 @@ def variance_estimates(losses: xr.Dataset) -> xr.Dataset:
     ...                 2 * ds["theta"].sel(estimator="theta_A")))
     True
     """
+    _check_table(losses, "losses")
     stats = block_stats(losses)
     names = list(ESTIMATORS)
     values, notes = _evaluate(stats, names)
@@ -190,14 +210,21 @@ def cv_intervals(
 ) -> xr.Dataset:
     """Intervals for the CV error from closed-form variance estimates.
 
-    Each interval is μ̂ ± q·sqrt(θ̂), q the normal (or t) quantile. A negative θ̂ (θ_2, θ_5
-    and θ^ω can be negative) is never clipped: that interval is NaN and flagged
-    ``"negative_variance"``.
+    Each interval is μ̂ ± q·sqrt(θ̂), q the normal (or t) quantile, except two centred on
+    a mean of fold means, to match their variance: ``naive_folds`` on m, the unweighted mean
+    of the K block means (its variance Σ_k (ē_k − m)²/(K(K−1)) is that of m), and
+    ``nadeau_bengio`` on the mean of the J fold means; both equal μ̂ for equal block sizes.
+    A negative θ̂ (θ_2, θ_5 and θ^ω can be negative) is never clipped: that interval is NaN
+    and flagged ``"negative_variance"`` (see :func:`bayescv.intervals.normal_bounds` for the
+    other flags). On a source table, the random-K-fold methods (:data:`RANDOM_KFOLD_ONLY`)
+    are not offered by default or by ``"all"``, and rows of those named explicitly are
+    flagged ``"random_kfold_only"``: their assumptions do not hold there.
 
     Parameters
     ----------
     losses : xarray.Dataset
-        A loss table. Without a ``replicate`` dim: one CV run. With
+        A loss table (a DataFrame must first go through :func:`bayescv.from_frame`, which
+        names its columns and scheme). Without a ``replicate`` dim: one CV run. With
         ``replicate_kind="independent"`` (simulated data sets): one interval per replicate.
         With ``replicate_kind="repeat"`` (repeated CV of one data set): the estimate is the
         mean of the runs' μ̂ and θ̂ the mean of the runs' θ̂, so the interval is for a
@@ -205,9 +232,10 @@ def cv_intervals(
         R·K folds (its estimate is the mean of the J fold means, which equals μ̂ for equal
         block sizes). A ``"bootstrap"`` table is refused: pass it as `bootstrap`.
     methods : str or sequence of str, optional
-        Names from :data:`INTERVAL_METHODS` (and ``"bootstrap"``), or ``"all"``; default
-        :func:`default_methods` for the table's scheme (plus ``"bootstrap"`` when
-        `bootstrap` is given).
+        Names from :data:`INTERVAL_METHODS` (and ``"bootstrap"``), or ``"all"`` (every
+        method that applies to the table's scheme: without :data:`RANDOM_KFOLD_ONLY` for
+        source tables); default :func:`default_methods` for the table's scheme (plus
+        ``"bootstrap"`` when `bootstrap` is given).
     level : float, default 0.95
         Nominal coverage.
     dist : {"normal", "t"}, default "normal"
@@ -235,6 +263,7 @@ def cv_intervals(
     (['err', 'err'], True)
     """
     check_level(level)
+    _check_table(losses, "losses")
     kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
     if kind == "bootstrap":
         raise ValueError(
@@ -255,6 +284,8 @@ def cv_intervals(
             i = per_run.index(name)
             variance[:, j], df[:, j] = theta[:, i], _df(name, stats)
             flags[:, j] = "unequal_block_sizes" if notes[i] else ""
+            if name == "naive_folds":
+                estimate[:, j] = stats.m
         elif name == "nadeau_bengio":
             rows = [_slice(stats, r) for r in range(stats.N.size)] if kind != "repeat" else [stats]
             for r, part in enumerate(rows):
@@ -275,6 +306,9 @@ def cv_intervals(
         raise ValueError(f"dist must be 'normal' or 't', got {dist!r}")
     se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, dist="t", df=df)
     flags = np.where(flags != "", flags, bound_flags)
+    if scheme == "source":
+        misplaced = np.isin(names, RANDOM_KFOLD_ONLY)
+        flags = np.where(misplaced, _join("random_kfold_only", flags), flags)
     replicated = kind == "independent"
     pick = (lambda a: a) if replicated else (lambda a: a[0])
     ds = interval_dataset(
@@ -288,6 +322,25 @@ def cv_intervals(
     )  # fmt: skip
     dims = ("replicate", "method") if replicated else ("method",)
     return ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
+
+
+def _join(first: str, flags: np.ndarray) -> np.ndarray:
+    """``first`` before each non-empty flag, comma-separated."""
+    return np.array([f"{first},{f}" if f else first for f in np.ravel(flags)]).reshape(
+        np.shape(flags)
+    )
+
+
+def _check_table(table: object, name: str) -> None:
+    """TypeError, naming the builders, unless `table` is an xarray.Dataset."""
+    if not isinstance(table, xr.Dataset):
+        kind = type(table).__name__
+        hint = "bayescv.from_frame(frame, loss=..., block=..., source=...)"
+        if not hasattr(table, "columns"):
+            hint = "bayescv.from_arrays(loss, block, source=...)"
+        raise TypeError(
+            f"{name} must be a loss table (xarray.Dataset), got {kind}; build one with {hint}"
+        )
 
 
 def _slice(stats: BlockStats, r: int) -> BlockStats:
@@ -305,7 +358,10 @@ def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bo
     if methods is None:
         names = list(default_methods(scheme)) + (["bootstrap"] if has_boot else [])
     elif isinstance(methods, str) and methods == "all":
-        names = list(INTERVAL_METHODS) + (["bootstrap"] if has_boot else [])
+        skip = RANDOM_KFOLD_ONLY if scheme == "source" else ()
+        names = [m for m in INTERVAL_METHODS if m not in skip] + (
+            ["bootstrap"] if has_boot else []
+        )
     else:
         names = [methods] if isinstance(methods, str) else list(methods)
     unknown = [m for m in names if m not in known]
@@ -319,6 +375,8 @@ def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bo
 
 
 def _bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarray:
+    if bootstrap is not None:
+        _check_table(bootstrap, "bootstrap")
     if bootstrap is None or "replicate" not in bootstrap.dims:
         raise ValueError("bootstrap= must be a loss table with a replicate dim")
     if bootstrap.attrs.get("replicate_kind") != "bootstrap":
@@ -340,8 +398,8 @@ def bootstrap_interval(
 
     The variance of μ̂ is estimated by its variance (ddof 1) across the B bootstrap-replicated
     CV runs of :func:`bayescv.bootstrap_cv_losses` (points resampled within sources, each run
-    refitting all folds: cost B × K fits). With sources fixed, it targets ``expected_cv``
-    (CVS) or ``err`` (CVR).
+    refitting all folds: cost B × K fits; B = :data:`DEFAULT_N_BOOTSTRAP` = 50 by default
+    there). With sources fixed, it targets ``expected_cv`` (CVS) or ``err`` (CVR).
 
     Parameters
     ----------

@@ -26,6 +26,7 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
+from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.loss_functions import Loss, get_loss
 from bayescv.losses import from_arrays
@@ -105,9 +106,11 @@ def cross_val_losses(
     Raises
     ------
     ValueError
-        On mismatched lengths, folds that do not partition the data, a fold whose training
-        and test sets overlap, ``n_repeats > 1`` with a deterministic splitter, or a bad
-        loss table (see :func:`bayescv.losses.validate`).
+        On mismatched lengths, infinite features or ones that overflow float64, folds that
+        do not partition the data, a fold whose training and test sets overlap,
+        ``n_repeats > 1`` with a deterministic splitter, a NaN or infinite loss (naming its
+        cause), or a bad loss table (see :func:`bayescv.losses.validate`). A fit that fails
+        on features beyond about 1.3e154, whose squares overflow float64, says so.
 
     Examples
     --------
@@ -119,6 +122,7 @@ def cross_val_losses(
     (60, 5)
     """
     X, y, groups = indexable(X, y, groups)
+    _check_features(X)
     _check_repeats(n_repeats)
     loss_fn = get_loss(loss, estimator)
     seed = resolve_seed(random_state)
@@ -144,7 +148,7 @@ def bootstrap_cv_losses(
     groups: Any = None,
     cv: int | Any | None = None,
     loss: str | Loss | Any = None,
-    n_bootstrap: int = 100,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     random_state: int | np.random.Generator | None = None,
     n_jobs: int | None = None,
     fit_params: Mapping[str, Any] | None = None,
@@ -178,8 +182,10 @@ def bootstrap_cv_losses(
         original data, not a resample.
     loss : str, Loss or callable, optional
         As in :func:`cross_val_losses`.
-    n_bootstrap : int, default 100
-        Number of bootstrap replicates.
+    n_bootstrap : int, default 50
+        Number of bootstrap replicates (:data:`bayescv.classical.DEFAULT_N_BOOTSTRAP`, the
+        same B as the ``bootstrap`` interval method and ``bayes_hier`` of the comparison
+        module).
     random_state : None, int or numpy.random.Generator
         Seeds every resample and partition; stored as the ``seed`` attribute.
     n_jobs : int, optional
@@ -202,6 +208,7 @@ def bootstrap_cv_losses(
         the training and the test set of a fold.
     """
     X, y, groups = indexable(X, y, groups)
+    _check_features(X)
     _check_repeats(n_bootstrap, name="n_bootstrap")
     if cv is not None and not isinstance(cv, int | np.integer) and not hasattr(cv, "split"):
         raise ValueError(
@@ -282,6 +289,78 @@ def balanced_group_folds(
     fold = fold_of_group[codes]
     positions = np.arange(groups.size)
     return [(positions[fold != k], positions[fold == k]) for k in range(n_splits)]
+
+
+# Features beyond sqrt(max float64) overflow when squared (by scalers, solvers, distances):
+# scikit-learn then reports the NaN it made ("Input X contains NaN"), not the cause.
+_SQUARE_LIMIT = float(np.sqrt(np.finfo(np.float64).max))
+
+
+def _check_features(X: Any) -> None:
+    """Refuse infinite features, and ones that overflow on conversion to float64, by name.
+
+    Only numeric data are checked (numeric arrays, the numeric columns of a DataFrame, the
+    stored values of a sparse matrix, lists of numbers); text and categories are left to
+    the estimator. NaN is left to it too: some estimators handle missing values.
+    """
+    if hasattr(X, "select_dtypes"):
+        values = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
+    elif hasattr(X, "tocsr") and hasattr(X, "data"):
+        values = np.asarray(X.data)
+    else:
+        values = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    if values.dtype.kind in "OUS":
+        try:
+            values = np.asarray(values, dtype=float)
+        except OverflowError:
+            raise ValueError(
+                "X holds numbers too large for float64 (above about 1.8e308); rescale the features"
+            ) from None
+        except (TypeError, ValueError):
+            return  # text or categories: the estimator's business
+    if values.dtype.kind not in "fc":
+        return
+    infinite = np.isinf(values)
+    if infinite.any():
+        raise ValueError(
+            f"X contains {int(infinite.sum())} infinite value(s) (or numbers too large for "
+            "float64, above about 1.8e308); remove or rescale them before CV"
+        )
+
+
+def _with_feature_hint(error: Exception, X: Any, estimator: Any) -> Exception:
+    """Return the fit's own error, or a ValueError adding that the features overflow."""
+    try:
+        values = np.asarray(X, dtype=float)
+        peak = float(np.nanmax(np.abs(values))) if values.size else 0.0
+    except (TypeError, ValueError):
+        return error
+    overflow = ValueError | FloatingPointError | RuntimeWarning  # warnings raised as errors
+    if not (isinstance(error, overflow) and peak > _SQUARE_LIMIT):
+        return error
+    return ValueError(
+        f"fitting {type(estimator).__name__} failed ({str(error).strip().splitlines()[0]}): "
+        f"X has features up to {peak:.3g}, whose squares overflow float64 (above about "
+        f"{_SQUARE_LIMIT:.2g}) and become inf or NaN inside the estimator; rescale the features"
+    )
+
+
+def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -> None:
+    """Name the cause of NaN or infinite losses of a fold, where it can be told."""
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    pred = np.asarray(y_pred)
+    if pred.dtype.kind in "fc" and not np.isfinite(pred).all():
+        cause = (
+            f"{type(estimator).__name__}.{loss.response_method} returned NaN or infinite "
+            "values (features or targets too large?)"
+        )
+    elif loss.name == "log_loss":
+        cause = "the model gave the true class probability 0, where the log loss is infinite"
+    else:
+        cause = f"loss {loss.name!r} returned them for finite predictions (an overflow?)"
+    raise ValueError(f"{int(bad.sum())} test point(s) have a NaN or infinite loss: {cause}")
 
 
 def _check_repeats(value: int, name: str = "n_repeats") -> None:
@@ -407,9 +486,17 @@ def _fit_and_loss(
     params = {
         k: _safe_indexing(v, train) if _is_per_sample(v, n) else v for k, v in fit_params.items()
     }
-    estimator.fit(_rows(X, train), _rows(y, train), **params)
+    try:
+        estimator.fit(_rows(X, train), _rows(y, train), **params)
+    except Exception as error:  # re-raised as is, or with the overflow named
+        hinted = _with_feature_hint(error, X, estimator)
+        if hinted is error:
+            raise
+        raise hinted from error
     y_pred = getattr(estimator, loss.response_method)(_rows(X, test))
-    return loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
+    values = loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
+    _check_losses(values, y_pred, loss, estimator)
+    return values
 
 
 def _rows(data: Any, rows: np.ndarray) -> Any:

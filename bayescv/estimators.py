@@ -449,7 +449,7 @@ def naive_se_points(losses: xr.Dataset | BlockStats) -> xr.DataArray:
 def naive_se_folds(losses: xr.Dataset | BlockStats) -> xr.DataArray:
     """Naive standard error from the K block means, sqrt(Σ_k (ē_k − m)²/(K(K−1))) (Bates eq. 9).
 
-    ``m`` is the unweighted mean of the block means (the CV estimate when sizes are equal).
+    ``m``, the unweighted mean of the block means (μ̂ for equal sizes), centres its interval.
 
     Parameters
     ----------

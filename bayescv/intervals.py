@@ -32,6 +32,7 @@ matching), which the keyword form silently fills instead of indexing.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -92,7 +93,10 @@ def normal_bounds(
     se, lower, upper : ndarray
         Standard errors and bounds (NaN where the variance is negative or NaN).
     flag : ndarray of str
-        ``""``, ``"negative_variance"`` or ``"undefined_variance"`` (NaN variance).
+        ``""``, ``"negative_variance"``, ``"undefined_variance"`` (NaN variance),
+        ``"infinite_variance"`` or ``"undefined_estimate"`` (NaN or infinite estimate); the
+        bounds of a flagged row are NaN, never infinite. (Finite inputs give finite bounds:
+        ``q · sqrt(variance)`` is far below the float64 maximum.)
 
     Examples
     --------
@@ -101,17 +105,27 @@ def normal_bounds(
     (array([0.608,   nan]), array(['', 'negative_variance'], dtype='<U18'))
     """
     check_level(level)
+    level = float(level)  # a float32 level would make the quantile float32
     estimate, variance = np.broadcast_arrays(
         np.asarray(estimate, dtype=float), np.asarray(variance, dtype=float)
     )
     quantile = _quantile(level, dist, df)
     negative = variance < 0
-    undefined = np.isnan(variance)
     with np.errstate(invalid="ignore"):
         se = np.where(negative, np.nan, np.sqrt(np.where(negative, 0.0, variance)))
-    half = quantile * se
-    flag = np.where(negative, "negative_variance", np.where(undefined, "undefined_variance", ""))
-    return se, estimate - half, estimate + half, flag
+        half = quantile * se
+        lower, upper = estimate - half, estimate + half
+    causes = {
+        "negative_variance": negative,
+        "undefined_variance": np.isnan(variance),
+        "infinite_variance": np.isposinf(variance),
+        "undefined_estimate": ~np.isfinite(estimate),
+    }
+    flag = np.full(estimate.shape, "", dtype="<U18")
+    for name, where in reversed(causes.items()):  # the first cause that applies wins
+        flag = np.where(where, name, flag)
+    bad = flag != ""
+    return se, np.where(bad, np.nan, lower), np.where(bad, np.nan, upper), flag
 
 
 def _quantile(level: float, dist: str, df: Any) -> Any:
@@ -129,14 +143,20 @@ def _quantile(level: float, dist: str, df: Any) -> Any:
 
 
 def check_level(level: float) -> None:
-    """Raise a ValueError unless ``0 < level < 1``.
+    """Raise a ValueError unless `level` is a real number with ``0 < level < 1``.
+
+    Python and NumPy real scalars (``np.float32(0.9)``, 0-d arrays) are accepted; booleans,
+    strings and complex numbers are not.
 
     Parameters
     ----------
     level : float
         Nominal coverage.
     """
-    if not (isinstance(level, float | int) and 0 < level < 1):
+    real = isinstance(level, numbers.Real) or (
+        isinstance(level, np.ndarray) and level.ndim == 0 and level.dtype.kind in "fiu"
+    )
+    if isinstance(level, bool | np.bool_) or not real or not 0 < float(level) < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
 
 

@@ -16,9 +16,9 @@ Within each replicate the points are ordered by block label, then as given, so t
 block is one contiguous run: :func:`bayescv.moments.block_moments` relies on it for speed.
 Unequal block sizes are allowed everywhere; :func:`pivot` is the one view that needs them equal.
 
-Every builder validates: NaN or infinite losses, blocks with fewer than two points, fewer
-than two blocks, mismatched lengths and empty input raise a :class:`ValueError` that names
-the problem.
+Every builder validates: NaN, infinite or complex losses, missing (``None`` or NaN) labels,
+blocks with fewer than two points, fewer than two blocks, mismatched lengths, duplicated
+columns and empty input raise a :class:`ValueError` that names the problem.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ __all__ = [
     "pivot",
     "read_csv",
     "read_netcdf",
+    "read_table",
     "stack_replicates",
     "to_csv",
     "to_frame",
@@ -96,8 +97,9 @@ def from_arrays(
     Raises
     ------
     ValueError
-        On empty input, mismatched shapes, non-finite losses, fewer than two blocks,
-        a block with fewer than two points, or unknown `scheme` or `replicate_kind`.
+        On empty input, mismatched shapes, non-finite or complex losses, missing labels,
+        fewer than two blocks, a block with fewer than two points, or unknown `scheme` or
+        `replicate_kind`.
 
     Examples
     --------
@@ -110,7 +112,7 @@ def from_arrays(
         raise ValueError(
             f"unknown replicate kind {replicate_kind!r}; expected one of {REPLICATE_KINDS}"
         )
-    loss_arr = np.asarray(loss, dtype=float)
+    loss_arr = _real(loss)
     if loss_arr.size == 0:
         raise ValueError("empty input: the loss table needs at least one loss")
     if loss_arr.ndim not in (1, 2):
@@ -202,14 +204,18 @@ def validate(table: xr.Dataset) -> xr.Dataset:
             raise ValueError(
                 f"coordinate '{name}' must have dims {loss.dims}, got {table[name].dims}"
             )
-    values = np.asarray(loss.values, dtype=float)
+    values = _real(loss.values)
     bad = ~np.isfinite(values)
     if bad.any():
         first = np.argwhere(bad)[0].tolist()
+        hint = (
+            "; a log loss is infinite where the model gave the true class probability 0"
+            if table.attrs.get("loss_name") == "log_loss" and np.isposinf(values).any()
+            else ""
+        )
         raise ValueError(
             f"losses contain {int(bad.sum())} NaN or infinite value(s), the first at position "
-            f"{first} (index {int(table['index'].values[tuple(first)])}); a log loss is "
-            "infinite where the model gave the true class probability 0"
+            f"{first} (index {int(table['index'].values[tuple(first)])}){hint}"
         )
     if table.attrs.get("scheme") not in SCHEMES:
         raise ValueError(
@@ -238,11 +244,30 @@ def validate(table: xr.Dataset) -> xr.Dataset:
     return table
 
 
+def _real(values: Any) -> np.ndarray:
+    """Losses as float64; complex ones are refused, not cast (which drops the imaginary part)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c" or (
+        arr.dtype.kind == "O"
+        and any(isinstance(v, complex | np.complexfloating) for v in arr.flat)
+    ):
+        raise ValueError(f"losses must be real, got complex values of dtype {arr.dtype}")
+    return np.asarray(arr, dtype=float)
+
+
 def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None:
     """Return label array broadcast to `shape`, or None; check its length."""
     if values is None:
         return None
     arr = np.asarray(values)
+    if arr.dtype.kind == "O":
+        missing = np.asarray(pd.isna(arr))
+        if np.any(missing):
+            where = [p[0] if len(p) == 1 else p for p in np.argwhere(missing)[:5].tolist()]
+            raise ValueError(
+                f"'{name}' labels are missing (None or NaN) at {int(np.sum(missing))} "
+                f"position(s), the first {where}; every point needs a {name} label"
+            )
     if (
         arr.ndim == 0
         or arr.ndim > len(shape)
@@ -461,6 +486,13 @@ def from_frame(
     missing = [c for c in named.values() if c is not None and c not in frame.columns]
     if missing:
         raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
+    for role, column in named.items():
+        count = int((frame.columns == column).sum()) if column is not None else 0
+        if count > 1:
+            raise ValueError(
+                f"duplicate column {column!r}: the frame has {count} columns of that name (the "
+                f"{role} column must be unique); drop or rename the others"
+            )
     if frame.empty:
         raise ValueError("empty input: the frame has no rows")
     if replicate is None:
@@ -488,4 +520,11 @@ def from_frame(
 
 
 # Imported last: the I/O module builds tables with the functions above.
-from bayescv._table_io import read_csv, read_netcdf, to_csv, to_frame, to_netcdf  # noqa: E402
+from bayescv._table_io import (  # noqa: E402
+    read_csv,
+    read_netcdf,
+    read_table,
+    to_csv,
+    to_frame,
+    to_netcdf,
+)

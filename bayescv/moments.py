@@ -11,6 +11,12 @@ block k,
 
 so their cost is O(N) time and O(K) memory: no N×N matrix is ever formed. This module knows
 nothing else of the package but the loss table's layout.
+
+Magnitude: the variance estimates built on these sums are of the order of the squared losses
+and sum up to about 12·N of them, so losses beyond :func:`largest_loss` (about
+3.4e153/√N for N points per run) would overflow float64 into silent infinities. Both
+functions refuse them with a ValueError asking to rescale the losses: the variance of μ̂ is
+itself of the order of the squared losses, so no rescaling inside could return it in float64.
 """
 
 from __future__ import annotations
@@ -18,7 +24,57 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-__all__ = ["block_moments", "block_sums"]
+__all__ = ["block_moments", "block_sums", "check_magnitude", "largest_loss"]
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def largest_loss(n_points: int) -> float:
+    """Largest |loss| whose sums of squares and variance estimates stay finite in float64.
+
+    The closed-form estimators add up to about 12·N squared losses (for example N times the
+    spread of the block means); with a factor 16 of headroom the limit is
+    ``sqrt(max_float64 / (16 N))``.
+
+    Parameters
+    ----------
+    n_points : int
+        Number of losses N in one CV run.
+
+    Returns
+    -------
+    float
+        The limit, about 3.4e153 / sqrt(N).
+
+    Examples
+    --------
+    >>> f"{largest_loss(100):.2e}"
+    '3.35e+152'
+    """
+    return float(np.sqrt(_FLOAT_MAX / (16 * max(int(n_points), 1))))
+
+
+def check_magnitude(values: np.ndarray, n_points: int) -> None:
+    """Raise a ValueError if some |value| exceeds :func:`largest_loss` of `n_points`.
+
+    Parameters
+    ----------
+    values : ndarray
+        Losses (with a NaN the check passes: the loss table refuses NaN itself).
+    n_points : int
+        Number of losses in one CV run.
+    """
+    if values.size == 0:
+        return
+    peak = max(float(values.max()), -float(values.min()))  # no |values| temporary
+    limit = largest_loss(n_points)
+    if peak > limit:
+        exponent = int(np.ceil(np.log10(peak)))
+        raise ValueError(
+            f"losses up to {peak:.3g} overflow float64 in their sums of squares and variance "
+            f"estimates (with {int(n_points)} points per run the limit is about {limit:.2g}); "
+            f"rescale them, e.g. divide them by 1e{exponent}"
+        )
 
 
 def block_sums(
@@ -38,6 +94,11 @@ def block_sums(
     n, S, Q : ndarray of shape (n_blocks,)
         Counts (int64), sums and sums of squares (float64).
 
+    Raises
+    ------
+    ValueError
+        If some |value| exceeds :func:`largest_loss` of ``n`` (the squares would overflow).
+
     Examples
     --------
     >>> import numpy as np
@@ -45,12 +106,29 @@ def block_sums(
     (array([1, 3]), array([1., 9.]), array([ 1., 29.]))
     """
     values = np.asarray(values, dtype=float)
-    if _regular_runs(values, starts):
-        return _run_moments(values, np.asarray(starts, dtype=np.int64), within=False)[:3]
-    n = np.diff(np.append(starts, values.size)).astype(np.int64)
-    sums = np.add.reduceat(values, starts)
-    squares = np.add.reduceat(values * values, starts)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, by name
+        if _regular_runs(values, starts):
+            n, sums, squares, _ = _run_moments(
+                values, np.asarray(starts, dtype=np.int64), within=False
+            )
+        else:
+            n = np.diff(np.append(starts, values.size)).astype(np.int64)
+            sums = np.add.reduceat(values, starts)
+            squares = np.add.reduceat(values * values, starts)
+    _check_sums(values, values.size, squares)
     return n, sums, squares
+
+
+def _check_sums(values: np.ndarray, n_points: int, squares: np.ndarray) -> None:
+    """:func:`check_magnitude`, scanning `values` only when the sums of squares allow a doubt.
+
+    The largest squared loss is at most the largest sum of squares, so when that is within
+    ``largest_loss(n_points)²`` (always, for ordinary losses) no loss is too large; an
+    overflowed (inf) or NaN sum leads to the exact scan.
+    """
+    limit = largest_loss(n_points)
+    if not np.max(squares, initial=0.0) <= limit * limit:
+        check_magnitude(values, n_points)
 
 
 # Runs are reduced in groups of whole runs spanning about this many values, so the scratch
@@ -122,6 +200,12 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
         single source, a ``source`` coordinate along ``block`` names it. Attributes are the
         table's.
 
+    Raises
+    ------
+    ValueError
+        If some |loss| exceeds :func:`largest_loss` for the points of one run (the sums of
+        squares would overflow float64).
+
     Notes
     -----
     One vectorised pass per statistic. Tables built by :mod:`bayescv.losses` store each block
@@ -150,26 +234,31 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     sums = np.zeros((n_rep, n_blocks))
     squares = np.zeros((n_rep, n_blocks))
     within = np.zeros((n_rep, n_blocks))
-    for r in range(n_rep):
-        row_labels = block[r]
-        starts, run_labels = runs[r]
-        # More runs than labels means some label has two runs: skip the costly unique.
-        contiguous = run_labels.size <= n_blocks and np.unique(run_labels).size == run_labels.size
-        if contiguous:
-            cols = np.searchsorted(labels, run_labels)
-            n[r, cols], sums[r, cols], squares[r, cols], within[r, cols] = _run_moments(
-                loss[r], starts, within=True
+    # Overflow is ignored here and refused below, by name, with the loss that caused it.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for r in range(n_rep):
+            row_labels = block[r]
+            starts, run_labels = runs[r]
+            # More runs than labels means some label has two runs: skip the costly unique.
+            contiguous = (
+                run_labels.size <= n_blocks and np.unique(run_labels).size == run_labels.size
             )
-        else:
-            codes = np.searchsorted(labels, row_labels)
-            n[r] = np.bincount(codes, minlength=n_blocks)
-            sums[r] = np.bincount(codes, weights=loss[r], minlength=n_blocks)
-            squares[r] = np.bincount(codes, weights=loss[r] ** 2, minlength=n_blocks)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means = np.where(n[r] > 0, sums[r] / n[r], 0.0)
-            within[r] = np.bincount(
-                codes, weights=(loss[r] - means[codes]) ** 2, minlength=n_blocks
-            )
+            if contiguous:
+                cols = np.searchsorted(labels, run_labels)
+                n[r, cols], sums[r, cols], squares[r, cols], within[r, cols] = _run_moments(
+                    loss[r], starts, within=True
+                )
+            else:
+                codes = np.searchsorted(labels, row_labels)
+                n[r] = np.bincount(codes, minlength=n_blocks)
+                sums[r] = np.bincount(codes, weights=loss[r], minlength=n_blocks)
+                squares[r] = np.bincount(codes, weights=loss[r] ** 2, minlength=n_blocks)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    means = np.where(n[r] > 0, sums[r] / n[r], 0.0)
+                within[r] = np.bincount(
+                    codes, weights=(loss[r] - means[codes]) ** 2, minlength=n_blocks
+                )
+    _check_sums(loss, loss.shape[-1], squares)
 
     dims = ("replicate", "block")
     out = xr.Dataset(

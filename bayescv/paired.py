@@ -54,6 +54,13 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
     -------
     xarray.Dataset
         A's table with ``loss`` replaced by the differences; attrs record both learners.
+
+    Raises
+    ------
+    TypeError
+        If either input is not a loss table.
+    ValueError
+        If the tables differ in shape, blocks or rows, or the differences overflow float64.
     """
     for name, table in {"losses_a": losses_a, "losses_b": losses_b}.items():
         if not isinstance(table, xr.Dataset) or "loss" not in table:
@@ -73,7 +80,14 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
         elif coord == "block":
             raise ValueError("both tables need a 'block' coordinate")
     diff = losses_a.copy()
-    diff["loss"] = losses_a["loss"] - losses_b["loss"]
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff["loss"] = losses_a["loss"] - losses_b["loss"]
+    overflow = ~np.isfinite(diff["loss"].values) & np.isfinite(losses_a["loss"].values)
+    if (overflow & np.isfinite(losses_b["loss"].values)).any():
+        raise ValueError(
+            "the loss differences A - B overflow float64 (losses near ±1.8e308); rescale both "
+            "tables by the same factor"
+        )
     diff.attrs = {
         **losses_a.attrs,
         "estimator": f"A: {losses_a.attrs.get('estimator', '?')}; "

@@ -131,9 +131,9 @@ def test_nested_makes_the_out_directory(folder, capsys):
 
 VARIANCE = [
     (["absent.csv"], "absent.csv: no such file"),
-    (["dir"], "dir: is a directory, not a CSV file"),
-    (["binary.csv"], "binary.csv: not a readable CSV (not UTF-8 text"),
-    (["losses.csv", "--loss-col", "err"], "no column 'err'"),
+    (["dir"], "dir: is a directory, not a loss-table file"),
+    (["binary.csv"], "binary.csv: not UTF-8 text"),
+    (["losses.csv", "--loss-col", "err"], "no loss column 'err'"),
     (["losses.csv", "--level", "0"], "level must be a number in (0, 1), got 0.0"),
     (["losses.csv", "--methods", "bogus"], "unknown interval method(s) ['bogus']"),
     (["losses.csv", "losses.csv"], "expected 1 CSV file(s), got 2"),

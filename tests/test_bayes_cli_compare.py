@@ -82,7 +82,7 @@ def test_cli_table_output(csv_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--block-col", "fold"], "not in the frame"),
+        (["--block-col", "fold"], "no block column 'fold'"),
         (["--level", "1.5"], "--level"),
         (["--draws", "0"], "--draws"),
     ],

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.linear_model import Ridge
 
 import bayescv
 import bayescv.estimators as est
 from bayescv.classical import (
+    DEFAULT_N_BOOTSTRAP,
     INTERVAL_METHODS,
+    RANDOM_KFOLD_ONLY,
     bootstrap_interval,
     cv_intervals,
     default_methods,
@@ -27,6 +31,7 @@ from bayescv.classical import (
 )
 from bayescv.estimators import ESTIMATORS
 from bayescv.losses import from_arrays, stack_replicates
+from bayescv.moments import largest_loss
 
 EQUAL_ONLY = [name for name, spec in ESTIMATORS.items() if spec.equal_sizes]
 ANY_SIZES = [name for name, spec in ESTIMATORS.items() if not spec.equal_sizes]
@@ -322,3 +327,128 @@ def test_unequal_sizes_in_intervals():
     # cv_intervals sets flag "unequal_block_sizes" for an estimator that needs equal sizes
     # (bayescv/classical.py, the loop over names); the flag should say so.
     assert row["flag"] == "unequal_block_sizes"
+
+
+# ---------------------------------------------------------------- methods per scheme
+
+
+def test_all_on_a_source_table_leaves_out_random_kfold_methods():
+    source_table, _ = table_for(seed=6, scheme="source")
+    random_table, _ = table_for(seed=6)
+    names = cv_intervals(source_table, "all")["method"].values.tolist()
+    assert names == [m for m in INTERVAL_METHODS if m not in RANDOM_KFOLD_ONLY]
+    assert set(RANDOM_KFOLD_ONLY) == {"theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
+                                      "nadeau_bengio"}  # fmt: skip
+    assert not set(RANDOM_KFOLD_ONLY) & set(default_methods("source"))
+    # random tables keep every method
+    assert cv_intervals(random_table, "all")["method"].values.tolist() == list(INTERVAL_METHODS)
+
+
+def test_random_kfold_methods_named_on_a_source_table_are_flagged():
+    source_table, _ = table_for(seed=6, scheme="source")
+    random_table, _ = table_for(seed=6)
+    names = ["theta_3", "nadeau_bengio", "theta_A", "naive_points"]
+    on_source = cv_intervals(source_table, names)
+    on_random = cv_intervals(random_table, names)
+    flags = dict(zip(names, on_source["flag"].values.tolist(), strict=True))
+    assert flags == {"theta_3": "random_kfold_only", "nadeau_bengio": "random_kfold_only",
+                     "theta_A": "", "naive_points": ""}  # fmt: skip
+    assert (on_random["flag"] == "").all()
+    # the numbers are computed all the same (same losses, same formulas): only the flag differs
+    for var in ("estimate", "lower", "upper", "theta"):
+        np.testing.assert_allclose(on_source[var], on_random[var], rtol=1e-14)
+
+
+def test_random_kfold_flag_joins_other_flags():
+    # θ_2 negative (block means far apart, see test_negative_theta_is_flagged_not_clipped)
+    blocks = np.repeat(np.arange(3), 4)
+    apart = np.repeat([0.0, 10.0, 20.0], 4) + 0.01 * np.tile([1.0, -1.0, 2.0, -2.0], 3)
+    ci = cv_intervals(from_arrays(apart, blocks, scheme="source"), ["theta_2"])
+    assert ci["flag"].item() == "random_kfold_only,negative_variance"
+
+
+def test_theta_omega_not_a_source_default_but_available():
+    table, _ = table_for(seed=7, scheme="source")
+    assert "theta_omega" not in default_methods("source")
+    assert "theta_omega" not in cv_intervals(table)["method"].values
+    assert "theta_omega" in cv_intervals(table, "all")["method"].values
+    row = cv_intervals(table, ["theta_omega"])
+    assert row["flag"].item() in ("", "negative_variance")
+
+
+# ---------------------------------------------------------------- centres
+
+
+def test_naive_folds_and_nadeau_bengio_centred_on_mean_of_fold_means():
+    # blocks [1, 3] (mean 2) and [0, 0, 0, 4] (mean 1): m = 1.5, while μ̂ = 8/6.
+    table = from_arrays([1.0, 3.0, 0.0, 0.0, 0.0, 4.0], [0, 0, 1, 1, 1, 1])
+    ci = cv_intervals(table, ["naive_folds", "nadeau_bengio", "naive_points"], level=0.9)
+    naive = ci.sel({"method": "naive_folds"})
+    # Σ_k (ē_k − m)² / (K(K − 1)) = (0.25 + 0.25) / 2 = 0.25: the variance of m (Bates eq. 9)
+    z = stats.norm.ppf(0.95)
+    assert float(naive["estimate"]) == 1.5
+    np.testing.assert_allclose(float(naive["theta"]), 0.25, rtol=1e-15)
+    np.testing.assert_allclose([naive["lower"], naive["upper"]], [1.5 - 0.5 * z, 1.5 + 0.5 * z])
+    assert float(ci["estimate"].sel({"method": "nadeau_bengio"})) == 1.5
+    np.testing.assert_allclose(float(ci["estimate"].sel({"method": "naive_points"})), 8 / 6)
+
+
+def test_naive_folds_centre_is_mu_hat_for_equal_sizes():
+    table, e = table_for(seed=8)
+    ci = cv_intervals(table, ["naive_folds", "naive_points"])
+    np.testing.assert_allclose(ci["estimate"].values, e.mean(), rtol=1e-14)
+
+
+def test_default_n_bootstrap_is_50():
+    assert DEFAULT_N_BOOTSTRAP == 50
+
+
+# ---------------------------------------------------------------- no silent non-finite value
+
+
+# Scales of the losses: tiny (squares underflow), ordinary, near the overflow limit of
+# largest_loss (about 3.4e153 / sqrt(N)) on both sides, and far beyond it.
+EXPONENTS = st.sampled_from([-300, -150, -10, 0, 10, 100, 150, 152, 153, 154, 200, 300])
+
+
+@st.composite
+def finite_tables(draw):
+    n_blocks = draw(st.integers(2, 5))
+    sizes = draw(st.lists(st.integers(2, 6), min_size=n_blocks, max_size=n_blocks))
+    scale = 10.0 ** draw(EXPONENTS)
+    blocks = []
+    for size in sizes:
+        kind = draw(st.sampled_from(["constant", "spread", "any"]))
+        if kind == "constant":
+            value = draw(st.floats(-1.0, 1.0, allow_nan=False)) * scale
+            blocks.append([value] * size)
+        elif kind == "spread":
+            unit = st.floats(-1.0, 1.0, allow_nan=False)
+            blocks.append([draw(unit) * scale for _ in range(size)])
+        else:  # anything finite, up to the float64 maximum
+            anything = st.floats(allow_nan=False, allow_infinity=False, width=64)
+            blocks.append([draw(anything) for _ in range(size)])
+    losses = np.concatenate(blocks)
+    labels = np.repeat(np.arange(n_blocks), sizes)
+    scheme = draw(st.sampled_from(["random", "source"]))
+    return from_arrays(losses, labels, scheme=scheme)
+
+
+@settings(max_examples=150, deadline=None)
+@given(table=finite_tables(), dist=st.sampled_from(["normal", "t"]))
+def test_every_method_gives_finite_bounds_or_a_flag(table, dist):
+    # Warnings are errors here: an overflow inside any formula fails the test too.
+    peak = float(np.abs(table["loss"].values).max())
+    if peak > largest_loss(table.sizes["obs"]):
+        with pytest.raises(ValueError, match=r"overflow float64.*rescale them"):
+            cv_intervals(table, "all", dist=dist)
+        return
+    ci = cv_intervals(table, "all", dist=dist)
+    flagged = ci["flag"] != ""
+    for var in ("estimate", "lower", "upper", "se", "theta"):
+        finite = np.isfinite(ci[var])
+        assert bool((finite | flagged).all()), (var, ci[var].values, ci["flag"].values)
+    # a flagged bound is NaN, never ±inf
+    for var in ("lower", "upper"):
+        assert not np.isinf(ci[var]).any()
+    assert bool((ci["lower"] <= ci["upper"]).where(~flagged, True).all())

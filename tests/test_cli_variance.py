@@ -153,13 +153,13 @@ def bad_inputs(tmp_path):
 @pytest.mark.parametrize(
     ("case", "needle"),
     [
-        ("missing column", "no column 'loss'"),
-        ("non-numeric loss", "non-numeric loss 'oops' in data row 2"),
-        ("NaN loss", "missing (NaN) loss in data row 2"),
+        ("missing column", "no loss column 'loss'"),
+        ("non-numeric loss", "non-numeric loss 'oops' in column 'loss', data row 2"),
+        ("NaN loss", "missing loss (empty field) in column 'loss', data row 2"),
         ("inf loss", "inf"),
         ("one block", "fewer than two blocks"),
         ("block of one point", "fewer than two points"),
-        ("empty file", "not a readable CSV"),
+        ("empty file", "the file is empty"),
         ("no such file", "no such file"),
     ],
 )

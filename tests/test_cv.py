@@ -373,7 +373,64 @@ def test_infinite_log_loss_is_refused_not_clipped():
     X = np.arange(12.0).reshape(-1, 1)
     y = np.array([0, 1, 0, 1, 0, 1, 0, 1, 2, 0, 2, 1])
     groups = np.repeat([0, 1, 2], 4)
-    with pytest.raises(ValueError, match="infinite"):
+    with pytest.raises(ValueError, match=r"infinite.*true class probability 0"):
         cross_val_losses(LogisticRegression(), X, y, groups=groups, loss="log_loss")
     table = cross_val_losses(LogisticRegression(), X, y, groups=groups, loss="brier")
     assert table["loss"].values.max() <= 2.0  # multiclass Brier is at most 2, even for p = 0
+
+
+def test_default_number_of_bootstrap_runs_is_the_package_default():
+    import inspect
+
+    from bayescv._defaults import DEFAULT_N_BOOTSTRAP
+
+    default = inspect.signature(bootstrap_cv_losses).parameters["n_bootstrap"].default
+    assert default == DEFAULT_N_BOOTSTRAP == 50
+
+
+class _Exploding(BaseEstimator, RegressorMixin):
+    """Predicts inf on purpose."""
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), np.inf)
+
+
+def test_non_finite_predictions_are_named_as_the_cause(regression):
+    X, y, _ = regression
+    with pytest.raises(ValueError, match=r"_Exploding.predict returned NaN or infinite") as info:
+        cross_val_losses(_Exploding(), X, y, cv=3, random_state=0)
+    assert "log loss" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["array", "frame", "list", "sparse"])
+def test_infinite_features_are_refused_before_fitting(kind, regression):
+    import scipy.sparse
+
+    X, y, _ = regression
+    X = X.copy()
+    X[5, 2] = -np.inf
+    data = {
+        "array": X,
+        "frame": pd.DataFrame(X).assign(text="a"),  # text columns are left to the estimator
+        "list": X.tolist(),
+        "sparse": scipy.sparse.csr_matrix(X),
+    }[kind]
+    with pytest.raises(ValueError, match=r"X contains 1 infinite value\(s\)"):
+        cross_val_losses(Ridge(), data, y, cv=3, random_state=0)
+
+
+def test_text_features_are_left_to_the_estimator(regression):
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X, y, _ = regression
+    frame = pd.DataFrame({"x": X[:, 0], "colour": np.where(X[:, 1] > 0, "red", "blue")})
+    model = make_pipeline(
+        make_column_transformer((OneHotEncoder(), ["colour"]), remainder="passthrough"), Ridge()
+    )
+    table = cross_val_losses(model, frame, y, cv=3, random_state=0)
+    assert np.isfinite(table["loss"]).all()

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayescv.intervals import combine_intervals, interval_dataset, normal_bounds
+from bayescv.intervals import check_level, combine_intervals, interval_dataset, normal_bounds
 
 
 def one(method, target="err", level=0.9, **extra):
@@ -89,3 +89,44 @@ def test_selecting_a_method_needs_the_dict_form():
     # `method` is also a keyword of Dataset.sel, so only the dict form indexes
     assert ds.sel({"method": "b"})["estimate"].ndim == 0
     assert ds.sel(method="b")["estimate"].ndim == 1
+
+
+# ---------------------------------------------------------------- levels and flags
+
+
+@pytest.mark.parametrize(
+    "level", [0.9, np.float32(0.9), np.float64(0.9), np.array(0.9), np.float16(0.5), 0.5]
+)
+def test_check_level_accepts_real_scalars(level):
+    check_level(level)
+    upper = normal_bounds(1.0, 0.04, level=level)[2]
+    z = stats.norm.ppf(0.5 + float(level) / 2)
+    np.testing.assert_allclose(upper, 1.0 + 0.2 * z, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "level", [0, 1, 1.5, -0.1, np.nan, True, np.bool_(True), "0.9", 0.9 + 0j, None, [0.9]]
+)
+def test_check_level_refuses(level):
+    with pytest.raises(ValueError, match=r"level must be a number in \(0, 1\)"):
+        check_level(level)
+
+
+def test_normal_bounds_flags_every_non_finite_case():
+    big = np.finfo(np.float64).max
+    estimate = [0.0, 0.0, 0.0, np.nan, np.inf, -big, 1.0]
+    variance = [-1.0, np.nan, np.inf, 1.0, 1.0, big, 1.0]
+    _, lower, upper, flag = normal_bounds(estimate, variance, level=0.999999)
+    assert flag.tolist()[:-2] == [
+        "negative_variance",
+        "undefined_variance",
+        "infinite_variance",
+        "undefined_estimate",
+        "undefined_estimate",
+    ]
+    # the largest finite inputs still give finite bounds: q sqrt(max) is about 1e155
+    assert flag.tolist()[-2:] == ["", ""]
+    assert np.isfinite([lower[-2], upper[-2]]).all()
+    # a flagged row has NaN bounds, never ±inf
+    assert np.isnan(lower[:-2]).all()
+    assert np.isnan(upper[:-2]).all()

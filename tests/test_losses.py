@@ -382,8 +382,16 @@ def test_nan_loss():
 
 
 def test_inf_loss():
+    # the log-loss hint only for a log loss (the one built-in loss that is infinite by design)
     with pytest.raises(ValueError, match=r"2 NaN or infinite value\(s\).*log loss is infinite"):
-        from_arrays([np.inf, 0.2, 0.3, -np.inf], [0, 0, 1, 1])
+        from_arrays([np.inf, 0.2, 0.3, np.inf], [0, 0, 1, 1], loss_name="log_loss")
+
+
+@pytest.mark.parametrize("loss_name", ["squared", "unknown", "my_loss"])
+def test_inf_loss_no_log_loss_hint_for_other_losses(loss_name):
+    with pytest.raises(ValueError, match=r"2 NaN or infinite value\(s\)") as info:
+        from_arrays([np.inf, 0.2, 0.3, -np.inf], [0, 0, 1, 1], loss_name=loss_name)
+    assert "log loss" not in str(info.value)
 
 
 def test_nan_loss_2d_reports_original_row():

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayescv.losses import from_arrays
-from bayescv.moments import block_moments, block_sums
+from bayescv.moments import block_moments, block_sums, largest_loss
 
 
 def direct_moments(table):
@@ -241,3 +241,47 @@ def test_moment_identities(table):
     np.testing.assert_allclose(q, w + s**2 / n, rtol=1e-9, atol=1e-300)
     assert np.all(w >= 0)
     assert np.all(w <= q * (1 + 1e-12) + 1e-300)
+
+
+# ---------------------------------------------------------------- magnitude of the losses
+
+
+def test_largest_loss_formula():
+    # sqrt(max float64 / (16 N)): the estimators sum up to about 12 N squared losses
+    for n in (4, 20, 10**6):
+        expected = np.sqrt(np.finfo(np.float64).max / (16 * n))
+        assert largest_loss(n) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("reduce", ["moments", "sums"])
+def test_losses_beyond_the_limit_are_refused(reduce):
+    n = 20
+    limit = largest_loss(n)
+    loss = np.linspace(-1.0, 1.0, n) * limit * 1.01
+    table = from_arrays(loss, np.repeat(np.arange(4), 5))
+    call = (
+        (lambda: block_moments(table))
+        if reduce == "moments"
+        else (lambda: block_sums(loss, np.arange(0, n, 5)))
+    )
+    with pytest.raises(ValueError, match=r"losses up to .* overflow float64.*rescale them"):
+        call()
+
+
+def test_losses_just_below_the_limit_give_finite_moments():
+    # Warnings are errors: an overflow anywhere in the sums fails this test.
+    n = 20
+    loss = np.linspace(-1.0, 1.0, n) * largest_loss(n) * 0.99
+    table = from_arrays(loss, np.repeat(np.arange(4), 5))
+    moments = block_moments(table)
+    for name in "SQW":
+        assert np.isfinite(moments[name]).all()
+    assert_matches_direct(table, moments)
+
+
+def test_limit_counts_points_per_run_not_per_table():
+    # 2 runs of 4 points: the limit is that of 4 points
+    loss = np.full((2, 4), largest_loss(4) * 0.9)
+    loss[:, ::2] *= -1
+    table = from_arrays(loss, [0, 0, 1, 1], replicate_kind="repeat")
+    assert np.isfinite(block_moments(table)["Q"]).all()

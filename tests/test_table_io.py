@@ -11,6 +11,7 @@ from bayescv.losses import (
     from_frame,
     read_csv,
     read_netcdf,
+    read_table,
     stack_replicates,
     to_csv,
     to_frame,
@@ -260,3 +261,109 @@ def test_roundtrip_property(table, tmp_path_factory):
     path = tmp_path_factory.mktemp("rt")
     for fmt in sorted(FORMATS):
         assert_roundtrip(table, fmt, path)
+
+
+# ---------------------------------------------------------------- one reader for every format
+
+
+@pytest.mark.parametrize("kind", REPLICATE_KINDS)
+def test_read_table_reads_what_to_csv_and_to_netcdf_write(kind, fmt, tmp_path):
+    rng = np.random.default_rng(3)
+    table = from_arrays(
+        rng.exponential(size=(2, 6)),
+        [["a", "a", "b", "b", "c", "c"], ["c", "b", "a", "c", "b", "a"]],
+        source=["s1", "s2", "s3", "s4", "s5", "s6"],
+        replicate_kind=kind,
+        loss_name="squared",
+    )
+    write, _ = FORMATS[fmt]
+    path = tmp_path / f"t.{fmt}"
+    write(table, path)
+    back = read_table(path)
+    xr.testing.assert_identical(back, table)
+    for name, var in table.variables.items():
+        assert back[name].dtype == var.dtype, name
+
+
+def test_read_table_detects_format_by_content_not_name(tmp_path):
+    table = from_arrays([0.1, 0.2, 0.3, 0.4], ["a", "a", "b", "b"], scheme="source")
+    to_netcdf(table, tmp_path / "looks_like.csv")
+    to_csv(table, tmp_path / "looks_like.nc")
+    xr.testing.assert_identical(read_table(tmp_path / "looks_like.csv"), table)
+    xr.testing.assert_identical(read_table(tmp_path / "looks_like.nc"), table)
+
+
+def test_read_table_classic_netcdf(tmp_path):
+    # classic NetCDF (magic bytes b"CDF"), as written by scipy or older tools
+    table = from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], scheme="source")
+    table.to_netcdf(tmp_path / "classic.nc", engine="scipy")
+    assert (tmp_path / "classic.nc").read_bytes()[:3] == b"CDF"
+    back = read_table(tmp_path / "classic.nc")
+    np.testing.assert_array_equal(back["loss"].values, table["loss"].values)
+    assert back.attrs["scheme"] == "source"
+
+
+def test_read_table_plain_csv_with_named_columns(tmp_path):
+    path = tmp_path / "plain.csv"
+    path.write_text("err,school,pupil\n0.5,x,0\n0.25,x,1\n0.75,y,2\n1.0,y,3\n", encoding="utf-8")
+    table = read_table(path, loss="err", block="school", index="pupil", scheme="source")
+    expected = from_arrays(
+        [0.5, 0.25, 0.75, 1.0], ["x", "x", "y", "y"], index=[0, 1, 2, 3], scheme="source",
+        loss_name="err",
+    )  # fmt: skip
+    xr.testing.assert_equal(table, expected)
+    assert table.attrs["loss_name"] == "err"
+
+
+def test_read_table_plain_csv_uses_default_optional_columns(tmp_path):
+    # like read_csv: columns named source / index / replicate are used when present
+    path = tmp_path / "plain.csv"
+    path.write_text("block,source,loss\n0,a,1\n0,a,2\n1,b,3\n1,b,4\n", encoding="utf-8")
+    table = read_table(path)
+    assert table["source"].values.tolist() == ["a", "a", "b", "b"]
+    assert table.attrs["scheme"] == "source"
+    xr.testing.assert_identical(table.drop_attrs(), read_csv(path).drop_attrs())
+
+
+def test_read_table_plain_csv_with_runs(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "replicate,block,loss\n0,a,1\n0,a,2\n0,b,3\n0,b,4\n1,a,5\n1,b,6\n1,a,7\n1,b,8\n",
+        encoding="utf-8",
+    )
+    table = read_table(path, replicate_kind="repeat")
+    assert table.attrs["replicate_kind"] == "repeat"
+    np.testing.assert_array_equal(table["loss"].values, [[1, 2, 3, 4], [5, 7, 6, 8]])
+
+
+@pytest.mark.parametrize("scheme", ["random", "source"])
+def test_read_table_scheme_replaces_the_stored_one(scheme, fmt, tmp_path):
+    table = from_arrays([0.1, 0.2, 0.3, 0.4], ["a", "a", "b", "b"], loss_name="abs")
+    write, _ = FORMATS[fmt]
+    write(table, tmp_path / f"t.{fmt}")
+    back = read_table(tmp_path / f"t.{fmt}", scheme=scheme)
+    assert back.attrs["scheme"] == scheme
+    assert back.attrs["loss_name"] == "abs"
+    np.testing.assert_array_equal(back["loss"].values, table["loss"].values)
+    if scheme == "source":  # leave-one-source-out: each block is its source
+        assert back["source"].values.tolist() == ["a", "a", "b", "b"]
+
+
+def test_read_table_default_column_names_fit_self_describing_files(fmt, tmp_path):
+    # the CLI passes its defaults (loss, block) and maybe --source-col source: all fine
+    table = from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], source=["a", "a", "b", "b"])
+    write, _ = FORMATS[fmt]
+    write(table, tmp_path / f"t.{fmt}")
+    back = read_table(tmp_path / f"t.{fmt}", loss="loss", block="block", source="source")
+    xr.testing.assert_identical(back, table)
+
+
+def test_read_csv_keeps_missing_labels_out_of_plain_files_only(tmp_path):
+    # with the bayescv header an empty field is the label "" (round trip); without it, an error
+    table = from_arrays([1.0, 2.0, 3.0, 4.0], ["", "", "b", "b"])
+    to_csv(table, tmp_path / "headed.csv")
+    xr.testing.assert_identical(read_csv(tmp_path / "headed.csv"), table)
+    plain = tmp_path / "plain.csv"
+    plain.write_text("block,loss\n,1\n,2\nb,3\nb,4\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"missing block label .* data row\(s\): 1, 2"):
+        read_csv(plain)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.classical import INTERVAL_METHODS, cv_intervals, interval_target
 from bayescv.compare._context import Context
 from bayescv.compare._options import check_method_options, keyword_names
@@ -151,7 +152,11 @@ def closed_form(context: Context, names: Sequence[str], *, dist: str = "normal")
 
 
 def bootstrap(
-    context: Context, names: Sequence[str], *, n_bootstrap: int = 50, dist: str = "normal"
+    context: Context,
+    names: Sequence[str],
+    *,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    dist: str = "normal",
 ) -> xr.Dataset:
     """Bootstrap-replicated CV: within-source resampling, ``n_bootstrap`` × K refits.
 
@@ -193,7 +198,11 @@ BAYES_TARGETS = {
 
 
 def bayes_hier(
-    context: Context, names: Sequence[str], *, n_bootstrap: int = 50, **options: Any
+    context: Context,
+    names: Sequence[str],
+    *,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    **options: Any,
 ) -> xr.Dataset:
     """Hierarchical Bayesian model (:mod:`bayescv.bayes`): posterior intervals.
 
@@ -276,7 +285,9 @@ _BUILTIN: dict[str, Method] = {
 }
 _BUILTIN["bootstrap"] = Method(
     "bootstrap", bootstrap, _scheme_target("err", "expected_cv"), "refit",
-    description="bootstrap-replicated CV, B x K refits (options: n_bootstrap=50, dist)",
+    description=(
+        f"bootstrap-replicated CV, B x K refits (options: n_bootstrap={DEFAULT_N_BOOTSTRAP}, dist)"
+    ),
 )  # fmt: skip
 
 
@@ -314,7 +325,8 @@ def _load_bayes() -> Method:
         description=(
             "hierarchical Bayesian model, posterior intervals: one MCMC fit on the losses and "
             "B bootstrap-replicated CV runs, B x K refits shared with 'bootstrap' "
-            "(options: n_bootstrap=50, 0 for the losses alone; draws, tune, chains, sampler)"
+            f"(options: n_bootstrap={DEFAULT_N_BOOTSTRAP}, 0 for the losses alone; draws, tune, "
+            "chains, sampler)"
         ),
         options=None if fit_options is None else ("n_bootstrap", *fit_options),
     )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ import xarray as xr
 
 from bayescv.intervals import interval_dataset, normal_bounds
 from bayescv.losses import validate
+from bayescv.moments import largest_loss
 from bayescv.shift.weights import LowEffectiveSampleSizeWarning, effective_sample_size
 
 #: The ways the control variate chooses β (besides a fixed float).
@@ -91,14 +93,14 @@ def prepare(
         dims: tuple[str, ...] = ("replicate",) if "replicate" in losses.dims else ()
         coords = {"replicate": losses["replicate"].values} if dims else {}
     else:
-        raw = np.asarray(losses.values if isinstance(losses, xr.DataArray) else losses, float)
+        raw = real_array(losses.values if isinstance(losses, xr.DataArray) else losses, "losses")
         if raw.ndim not in (1, 2):
             raise ValueError(
                 f"losses must be 1-D (n_samples,) or 2-D (n_replicates, n_samples), got {raw.ndim}-D"
             )
         if not np.isfinite(raw).all():
             raise ValueError("losses contain NaN or infinite values")
-        w = np.asarray(weights.values if isinstance(weights, xr.DataArray) else weights, float)
+        w = real_array(weights.values if isinstance(weights, xr.DataArray) else weights, "weights")
         if w.ndim not in (1, 2) or w.shape[-1] != raw.shape[-1] or w.ndim > raw.ndim:
             raise ValueError(
                 f"mismatched lengths: losses have shape {raw.shape} and weights {w.shape}; "
@@ -136,19 +138,74 @@ def prepare(
     )
 
 
+def real_array(values: Any, name: str) -> np.ndarray:
+    """`values` as a float64 array; a ValueError for complex or non-numeric input.
+
+    Parameters
+    ----------
+    values : array-like
+        Numbers.
+    name : str
+        What they are, for the message.
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+    """
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must be real, got complex values")
+    try:
+        return np.asarray(arr, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be real numbers ({error})") from None
+
+
+def check_scale(loss: np.ndarray, w: np.ndarray, beta: Any = 0.0) -> None:
+    """Raise a ValueError if ``l w``, ``w`` or ``β (w - 1)`` could overflow when squared.
+
+    Their variances sum n squares of such terms; the limit is
+    :func:`bayescv.moments.largest_loss` of n.
+
+    Parameters
+    ----------
+    loss, w : ndarray of shape (n_rows, n)
+        Losses and the weights used.
+    beta : float or str, default 0.0
+        A fixed control-variate coefficient (strings: estimated, not checked here).
+    """
+    top_w = float(w.max())
+    top_l = float(np.abs(loss).max())
+    fixed = 0.0 if isinstance(beta, str) else abs(float(beta)) * (top_w + 1)
+    peak = max(top_l * top_w, top_w, top_l, fixed)
+    limit = largest_loss(loss.shape[-1])
+    if peak > limit:
+        raise ValueError(
+            f"losses times weights (or the weights, or beta) up to {peak:.3g} overflow float64 "
+            f"in the variance (limit about {limit:.2g} for {loss.shape[-1]} points); rescale "
+            "the losses, and check that the weights have a mean near 1"
+        )
+
+
 def _check_options(
     clip: float | None, clip_quantile: float | None, normalize: bool, min_ess_fraction: float
 ) -> None:
     if clip is not None and clip_quantile is not None:
         raise ValueError("give clip (a maximum weight) or clip_quantile, not both")
-    if clip is not None and (isinstance(clip, bool) or not (np.isfinite(clip) and clip > 0)):
+    if clip is not None and not (_real(clip) and np.isfinite(clip) and clip > 0):
         raise ValueError(f"clip must be a positive maximum weight, got {clip!r}")
-    if clip_quantile is not None and not (0 < clip_quantile < 1):
+    if clip_quantile is not None and not (_real(clip_quantile) and 0 < clip_quantile < 1):
         raise ValueError(f"clip_quantile must be in (0, 1), got {clip_quantile!r}")
     if not isinstance(normalize, bool | np.bool_):
         raise ValueError(f"normalize must be True or False, got {normalize!r}")
-    if not (isinstance(min_ess_fraction, int | float) and 0 <= min_ess_fraction <= 1):
+    if not (_real(min_ess_fraction) and 0 <= min_ess_fraction <= 1):
         raise ValueError(f"min_ess_fraction must be in [0, 1], got {min_ess_fraction!r}")
+
+
+def _real(value: Any) -> bool:
+    """Whether `value` is a real number (Python or NumPy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 def _check_weights(w: np.ndarray) -> None:
@@ -181,8 +238,8 @@ def _weights_at(weights: Any, index: np.ndarray) -> np.ndarray:
                 f"{int((pos < 0).sum())} point(s) of the loss table have no weight "
                 "(their index is not in the weights' index coord)"
             )
-        return np.asarray(weights.values, dtype=float)[pos].reshape(index.shape)
-    w = np.asarray(weights.values if isinstance(weights, xr.DataArray) else weights, float)
+        return real_array(weights.values, "weights")[pos].reshape(index.shape)
+    w = real_array(weights.values if isinstance(weights, xr.DataArray) else weights, "weights")
     if w.ndim != 1:
         raise ValueError(
             f"with a loss table, weights must be 1-D (one per row of the data), got shape {w.shape}"

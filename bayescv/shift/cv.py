@@ -336,7 +336,7 @@ def importance_weighted_cvs(
     ds["n_target"] = ("source", np.array(n_target))
     ds["covered"] = (ds["lower"] <= ds["true_risk"]) & (ds["true_risk"] <= ds["upper"])
     ds["covered"].attrs["long_name"] = "the interval contains true_risk"
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = stats.norm.ppf(0.5 + float(level) / 2)
     combined = np.sqrt(ds["se"] ** 2 + ds["true_risk_se"] ** 2)
     ds["agrees"] = np.abs(ds["estimate"] - ds["true_risk"]) <= z * combined
     ds["agrees"].attrs["long_name"] = (

@@ -35,7 +35,9 @@ from bayescv.shift._common import (
     Estimates,
     Prepared,
     check_beta,
+    check_scale,
     prepare,
+    real_array,
     settings_attrs,
     to_dataset,
     warn_low_ess,
@@ -275,8 +277,8 @@ def check_request(methods: Sequence[str], beta: Any, level: float) -> list[str]:
 
     Parameters
     ----------
-    methods : sequence of str
-        Distinct names from :data:`METHODS`.
+    methods : str or sequence of str
+        A name, or distinct names, from :data:`METHODS`.
     beta : {"optimal", "plugin"} or float
         The control variate's coefficient.
     level : float
@@ -287,7 +289,7 @@ def check_request(methods: Sequence[str], beta: Any, level: float) -> list[str]:
     list of str
         The method names, as a list.
     """
-    methods = list(methods)
+    methods = [methods] if isinstance(methods, str) else list(methods)
     if not methods or len(set(methods)) != len(methods) or set(methods) - set(METHODS):
         raise ValueError(f"methods must be distinct names from {METHODS}, got {methods}")
     check_beta(beta)
@@ -316,12 +318,17 @@ def optimal_beta(losses: Any, weights: Any, *, axis: int = -1) -> np.ndarray:
         β̂ (0-d for 1-D input); NaN where all weights are equal (their squared deviations
         below ``1e-10 · Σ w²``, the level of rounding errors): no control variate.
 
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, fewer than 2 points, non-finite values or negative weights.
+
     Examples
     --------
     >>> float(optimal_beta([1.0, 1.0, 1.0], [0.5, 1.0, 1.5]))  # l w = w: slope 1
     1.0
     """
-    loss, w = np.broadcast_arrays(np.asarray(losses, float), np.asarray(weights, float))
+    loss, w = _pair(losses, weights, minimum=2, axis=axis)
     a = loss * w
     da = a - a.mean(axis=axis, keepdims=True)
     dw = w - w.mean(axis=axis, keepdims=True)
@@ -342,6 +349,11 @@ def loo_betas(losses: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
     losses, weights : array-like of shape (..., n_samples)
         Per-point losses and weights, points along the last axis (n ≥ 3).
 
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, fewer than 3 points, non-finite values or negative weights.
+
     Returns
     -------
     betas : ndarray of shape (..., n_samples)
@@ -356,10 +368,8 @@ def loo_betas(losses: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> betas.tolist(), bool(undefined.any())
     ([1.0, 1.0, 1.0, 1.0], False)
     """
-    loss, w = np.broadcast_arrays(np.asarray(losses, float), np.asarray(weights, float))
+    loss, w = _pair(losses, weights, minimum=3, axis=-1)
     n = loss.shape[-1]
-    if n < 3:
-        raise ValueError(f"leave-one-out β needs at least 3 points, got {n}")
     a = loss * w
     da = a - a.mean(axis=-1, keepdims=True)
     dw = w - w.mean(axis=-1, keepdims=True)
@@ -374,11 +384,30 @@ def loo_betas(losses: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
     return betas, undefined
 
 
+def _pair(losses: Any, weights: Any, *, minimum: int, axis: int) -> tuple[np.ndarray, ...]:
+    """Losses and weights broadcast together, checked: finite, weights ≥ 0, enough points."""
+    loss, w = real_array(losses, "losses"), real_array(weights, "weights")
+    try:
+        loss, w = np.broadcast_arrays(loss, w)
+    except ValueError:
+        raise ValueError(
+            f"mismatched lengths: losses have shape {loss.shape} and weights {w.shape}"
+        ) from None
+    if loss.ndim == 0 or loss.shape[axis] < minimum:
+        raise ValueError(f"β needs at least {minimum} points, got shape {loss.shape}")
+    if not (np.isfinite(loss).all() and np.isfinite(w).all()):
+        raise ValueError("losses and weights must be finite (no NaN or infinite values)")
+    if (w < 0).any():
+        raise ValueError(f"weights must be non-negative; {int((w < 0).sum())} are negative")
+    return loss, w
+
+
 # --- estimates -----------------------------------------------------------------------
 
 
 def estimates(prep: Prepared, methods: list[str], beta: str | float) -> Estimates:
     """Estimates, variances, β and flags of `methods` for every row of `prep`."""
+    check_scale(prep.loss, prep.w, beta if "iw_control_variate" in methods else 0.0)
     base = prep.flags()
     rows = prep.loss.shape[0]
     columns = []

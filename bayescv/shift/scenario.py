@@ -21,12 +21,24 @@ The tests check these closed forms against numerical integration.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 __all__ = ["GaussianShift"]
+
+# exp(3 δ²/s²) (E_S[w³], in plugin_beta_bias) must stay below the float64 maximum, e^709.
+_MAX_TILT = 700 / 3
+
+
+def _check_size(size: Any) -> None:
+    sizes = size if isinstance(size, tuple) else (size,)
+    if not all(
+        isinstance(k, int | np.integer) and not isinstance(k, bool) and k >= 0 for k in sizes
+    ):
+        raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}")
 
 
 @dataclass(frozen=True)
@@ -60,13 +72,22 @@ class GaussianShift:
     noise: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("shift", "misfit", "noise"):
-            if not np.isfinite(getattr(self, name)):
-                raise ValueError(f"{name} must be finite, got {getattr(self, name)}")
-        if not (np.isfinite(self.scale) and self.scale > 0):
+        for name in ("shift", "scale", "misfit", "noise"):
+            value = getattr(self, name)
+            if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+                raise ValueError(f"{name} must be a real number, got {value!r}")
+            if not np.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value}")
+        if not self.scale > 0:
             raise ValueError(f"scale must be positive, got {self.scale}")
         if self.noise < 0:
             raise ValueError(f"noise must be non-negative, got {self.noise}")
+        if (self.shift / self.scale) ** 2 > _MAX_TILT:
+            raise ValueError(
+                f"shift / scale = {self.shift / self.scale:.3g} is too large: the weights' "
+                f"moments exp(k δ²/s²), k ≤ 3, overflow float64; keep |shift / scale| ≤ "
+                f"{np.sqrt(_MAX_TILT):.1f}"
+            )
 
     # --- sampling ------------------------------------------------------------------------
 
@@ -103,6 +124,7 @@ class GaussianShift:
         -------
         x, loss, weight : ndarray of shape `size`
         """
+        _check_size(size)
         rng = np.random.default_rng(rng)
         x = rng.normal(0.0, self.scale, size)
         return x, self.loss(x, rng), self.density_ratio(x)
@@ -123,6 +145,7 @@ class GaussianShift:
         -------
         x, loss : ndarray of shape `size`
         """
+        _check_size(size)
         rng = np.random.default_rng(rng)
         x = rng.normal(self.shift, self.scale, size)
         return x, self.loss(x, rng)
