@@ -108,8 +108,7 @@ def compare_learners(
     >>> block = np.repeat(np.arange(4), 50)
     >>> a = from_arrays(rng.normal(1.0, 0.2, 200), block, scheme="source")
     >>> b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 200)})
-    >>> _, s = compare_learners(a, b, rope=0.05, draws=500, tune=500, sampler="pymc",
-    ...                         random_state=0)
+    >>> _, s = compare_learners(a, b, rope=0.05, random_state=0)
     >>> float(s["p_better"].sel(target="sources")) > 0.99
     True
     """

@@ -164,7 +164,7 @@ def fit(
     >>> rng = np.random.default_rng(0)
     >>> block = np.repeat(np.arange(5), 40)
     >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
-    >>> idata = fit(table, draws=500, tune=500, sampler="pymc", random_state=1)
+    >>> idata = fit(table, random_state=1)
     >>> ci = posterior_intervals(idata, level=0.9)
     >>> ci["method"].values.tolist()
     ['bayes_expected_cv', 'bayes_ose', 'bayes_new_source']
