@@ -26,7 +26,7 @@ def resolve_sampler(sampler: str) -> str:
     ----------
     sampler : {"auto", "pymc", "nutpie", "numpyro"}
         ``"auto"``: nutpie when it can be imported (it samples the disk-cached numba
-        log-density, :mod:`bayescv.bayes._density`: a later fit costs about 0.3 s at K = 10
+        log-density, :mod:`bayescv.bayes._density`: a later fit costs about 0.25 s at K = 10
         against about 7 s for PyMC's NUTS; ``benchmarks/results/bench_bayes.md``), else
         PyMC's own NUTS. Other names are returned unchanged (a missing optional package is
         reported when sampling starts).
