@@ -68,8 +68,25 @@ FREE_VARS = {
 }
 
 
+_IMPORT_LOCK = threading.Lock()
+
+
 def _import_pymc():
-    """Import ArviZ (silencing its once-a-day refactor notice) and PyMC."""
+    """Import ArviZ (silencing its once-a-day refactor notice) and PyMC, once per process.
+
+    The warning filters are touched only on the first call, under a lock: ``catch_warnings``
+    changes process-wide state, and later calls (on a study's worker threads) must not.
+    """
+    with _IMPORT_LOCK:
+        if "pymc" not in _IMPORTED:
+            _IMPORTED["pymc"] = _first_import()
+    return _IMPORTED["pymc"]
+
+
+_IMPORTED: dict = {}
+
+
+def _first_import():
     with warnings.catch_warnings():
         # ArviZ 0.2x prints a FutureWarning about its 1.0 refactor once a day on import; it
         # says nothing about this code, and the test suite turns warnings into errors.
@@ -81,8 +98,8 @@ def _import_pymc():
     with warnings.catch_warnings():
         # PyTensor resolves its BLAS link flags lazily, on the first graph rewrite, and warns
         # once per process when it finds no system BLAS (pip installs). The model's algebra is
-        # O(K) element-wise work compiled with numba, which never uses them; resolving the
-        # setting here (to the value it would get anyway) keeps the notice out of every fit.
+        # O(K) element-wise work, which never uses them; resolving the setting here (to the
+        # value it would get anyway) keeps the notice out of every fit.
         warnings.filterwarnings(
             "ignore", message="PyTensor could not link to a BLAS", category=UserWarning
         )
