@@ -30,7 +30,7 @@ _FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 def largest_loss(n_points: int) -> float:
-    """Largest |loss| whose sums of squares and variance estimates stay finite in float64.
+    """Largest absolute loss whose sums of squares and variance estimates stay finite in float64.
 
     The closed-form estimators add up to about 12·N squared losses (for example N times the
     spread of the block means); with a factor 16 of headroom the limit is
@@ -55,7 +55,7 @@ def largest_loss(n_points: int) -> float:
 
 
 def check_magnitude(values: np.ndarray, n_points: int) -> None:
-    """Raise a ValueError if some |value| exceeds :func:`largest_loss` of `n_points`.
+    """Raise a ValueError if some absolute value exceeds :func:`largest_loss` of `n_points`.
 
     Parameters
     ----------
@@ -97,7 +97,7 @@ def block_sums(
     Raises
     ------
     ValueError
-        If some |value| exceeds :func:`largest_loss` of ``n`` (the squares would overflow).
+        If some absolute value exceeds :func:`largest_loss` of ``n`` (the squares would overflow).
 
     Examples
     --------
@@ -203,7 +203,7 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     Raises
     ------
     ValueError
-        If some |loss| exceeds :func:`largest_loss` for the points of one run (the sums of
+        If some absolute loss exceeds :func:`largest_loss` for the points of one run (the sums of
         squares would overflow float64).
 
     Notes
