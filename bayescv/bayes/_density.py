@@ -457,7 +457,7 @@ def callbacks() -> dict:
     -------
     dict
         ``logp`` and ``expand`` (``numba.cfunc`` objects) and ``seconds``, the time this
-        process spent compiling or loading them (about 0.02 s from a warm cache, about 8 s
+        process spent compiling or loading them (about 0.02 s from a warm cache, about 7 s
         without one on a 2-core machine).
     """
     with _LOCK:

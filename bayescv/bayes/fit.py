@@ -96,8 +96,8 @@ def fit(
         ``bayes`` extra) and PyMC's own NUTS otherwise. nutpie samples the numba
         transcription of the model's density (:mod:`bayescv.bayes._density`), compiled once
         and then cached on disk (:func:`bayescv.bayes.cache_dir`): the first fit on a
-        machine compiles for about 8 s, a later process loads the cache in a fraction of a
-        second, and a later fit in the same process takes about 0.25 s at K = 10
+        machine compiles for about 7 s, a later process loads the cache in a fraction of a
+        second, and a later fit in the same process takes about 0.22 s at K = 10
         (``benchmarks/results/bench_bayes.md``, "Time to answer"). PyMC's NUTS compiles the
         PyMC model for 5-7 s per process and samples in Python (about 7 s per fit). The
         sampler used is recorded in ``idata.sample_stats.attrs["sampler"]``. numpyro is in
