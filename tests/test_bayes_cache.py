@@ -242,3 +242,31 @@ def test_concurrent_processes_fill_an_empty_cache(tmp_path, nutpie_installed):
     later = _finish(_start(root))
     assert later["cfunc_cache_hits"] == {"logp": 1, "expand": 1}
     assert later["estimate"] == reports[0]["estimate"]
+
+
+def test_an_unwritable_cache_directory_warns_once_and_compiles_in_memory(tmp_path):
+    # BAYESCV_CACHE_DIR names a file: nothing can be written under it. The fit must still
+    # work (compiled in memory), after one RuntimeWarning naming the directory.
+    pytest.importorskip("nutpie")
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    code = (
+        "import warnings, numpy as np\n"
+        "from bayescv.losses import from_arrays\n"
+        "from bayescv.bayes import fit, posterior_intervals\n"
+        "b = np.repeat(np.arange(4), 20)\n"
+        "t = from_arrays(np.random.default_rng(0).normal(1, 0.3, 80) + 0.1 * b, b,"
+        " scheme='source')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    ci = posterior_intervals(fit(t, draws=100, tune=100, chains=2, random_state=0))\n"
+        "mine = [str(w.message) for w in caught if 'cannot write its cache' in str(w.message)]\n"
+        "print(len(mine), bool(np.isfinite(ci['lower'].values).all()))\n"
+    )
+    env = {**os.environ, "BAYESCV_CACHE_DIR": str(blocker)}
+    env.pop("BAYESCV_NO_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "True"]

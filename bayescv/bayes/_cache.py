@@ -19,11 +19,13 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import tempfile
+import warnings
 from pathlib import Path
 
 from bayescv import __version__
 
-__all__ = ["cache_dir", "cache_enabled", "clear_cache", "numba_jit"]
+__all__ = ["cache_dir", "cache_enabled", "clear_cache", "numba_jit", "use_disk_cache"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -59,6 +61,40 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("bayescv", appauthor=False))
+
+
+_DECISION: dict[str, bool] = {}
+
+
+def use_disk_cache() -> bool:
+    """Whether this process caches compiled code on disk: enabled and the directory writable.
+
+    Decided once per process. An unwritable cache directory (a read-only home, a
+    ``BAYESCV_CACHE_DIR`` that is a file) gives one :class:`RuntimeWarning` naming it, and the
+    code is compiled in memory, every process anew, instead of failing.
+
+    Returns
+    -------
+    bool
+    """
+    if "use" not in _DECISION:
+        use = cache_enabled()
+        if use:
+            target = _numba_dir()
+            try:
+                target.mkdir(parents=True, exist_ok=True)
+                tempfile.TemporaryFile(dir=target).close()
+            except OSError as err:
+                warnings.warn(
+                    f"bayescv cannot write its cache directory {target} ({err.strerror or err}); "
+                    "the model is compiled in memory in every process. Set BAYESCV_CACHE_DIR "
+                    "to a writable directory, or BAYESCV_NO_CACHE=1 to silence this.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                use = False
+        _DECISION["use"] = use
+    return _DECISION["use"]
 
 
 def _numba_dir() -> Path:
@@ -135,4 +171,5 @@ def numba_jit():
     # error_model="numpy": a division by zero gives inf/nan, which the callers check, where
     # numba's default raises, and an exception cannot cross nutpie's C callback (numba would
     # print it and report success without writing the outputs).
-    return functools.partial(numba.njit, cache=cache_enabled(), nogil=True, error_model="numpy")
+    cache = use_disk_cache()
+    return functools.partial(numba.njit, cache=cache, nogil=True, error_model="numpy")

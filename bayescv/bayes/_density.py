@@ -29,7 +29,7 @@ import time
 import numba
 import numpy as np
 
-from bayescv.bayes._cache import cache_enabled, numba_jit
+from bayescv.bayes._cache import numba_jit, use_disk_cache
 
 njit = numba_jit()
 
@@ -463,7 +463,7 @@ def callbacks() -> dict:
     with _LOCK:
         if not _CALLBACKS:
             start = time.perf_counter()
-            cache = cache_enabled()
+            cache = use_disk_cache()
             options = {"cache": cache, "error_model": "numpy"}
             _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, **options)(_logp_callback)
             _CALLBACKS["expand"] = numba.cfunc(_EXPAND_SIG, **options)(_expand_callback)
