@@ -21,10 +21,10 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.ensemble import BaggingRegressor
+from replicated_tables import cv, data, make_tables, split
 from sklearn.linear_model import Ridge
 
-from bayescv import bootstrap_cv_losses, cross_val_losses, stack_replicates, to_frame
+from bayescv import cross_val_losses, to_frame
 from bayescv.bayes import SamplingWarning, compare_learners, fit, posterior_intervals
 
 pytest.importorskip("pymc")
@@ -43,55 +43,6 @@ TARGETS = {
     "source": ["bayes_expected_cv", "bayes_ose", "bayes_new_source"],
     "random": ["bayes_expected_cv"],
 }
-#: Sources of unequal size (CVS, K = 5); random K-fold uses 4 folds of 20, 19, 19, 19.
-SIZES = np.array([20, 17, 15, 14, 11])
-SOURCES = np.array(list("abcde"))
-N_FOLDS = 4
-COEF = np.array([1.0, -0.5, 0.3])
-SHIFT = np.array([0.0, 0.8, -0.5, 0.3, 1.2])
-
-
-def _data(seed, scheme):
-    """A small regression data set; CVS: five sources with their own offsets."""
-    rng = np.random.default_rng(seed)
-    code = np.repeat(np.arange(SIZES.size), SIZES)
-    X = rng.normal(size=(code.size, COEF.size))
-    y = X @ COEF + 0.5 * rng.normal(size=code.size)
-    if scheme == "source":
-        y = y + SHIFT[code]
-    return X, y, SOURCES[code]
-
-
-def _split(scheme, groups):
-    return {"groups": groups} if scheme == "source" else {"cv": N_FOLDS}
-
-
-def _cv(estimator, seed, scheme, **kw):
-    X, y, groups = _data(seed, scheme)
-    return cross_val_losses(estimator, X, y, random_state=seed, **_split(scheme, groups), **kw)
-
-
-def _tables(scheme, kind):
-    """(observed, bootstrap) loss tables of one replicate kind, from real CV runs."""
-    observed = _cv(Ridge(), 0, scheme)
-    assert observed.attrs["scheme"] == scheme
-    if kind == "none":
-        return observed, None
-    if kind == "bootstrap":
-        X, y, groups = _data(0, scheme)
-        split = _split(scheme, groups)
-        return observed, bootstrap_cv_losses(Ridge(), X, y, n_bootstrap=6, random_state=1, **split)
-    if kind == "independent":  # the same CV on independently drawn data sets
-        runs = [_cv(Ridge(), seed, scheme) for seed in range(3)]
-        return stack_replicates(runs, kind="independent"), None
-    # Repeated CV of the same data: random K-fold re-partitions; leave-one-source-out has
-    # one partition, so the runs differ by a randomised learner.
-    if scheme == "random":
-        return _cv(Ridge(), 0, scheme, n_repeats=3), None
-    runs = [
-        _cv(BaggingRegressor(Ridge(), n_estimators=3, random_state=r), 0, scheme) for r in range(3)
-    ]
-    return stack_replicates(runs, kind="repeat"), None
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +52,7 @@ def tables():
 
     def get(scheme, kind):
         if (scheme, kind) not in cache:
-            cache[scheme, kind] = _tables(scheme, kind)
+            cache[scheme, kind] = make_tables(scheme, kind)
         return cache[scheme, kind]
 
     return get
@@ -161,10 +112,10 @@ def test_auto_fit_is_reproducible(tables):
 
 def _pair(scheme):
     """Paired loss tables of two learners on the same folds."""
-    X, y, groups = _data(5, scheme)
-    split = _split(scheme, groups)
+    X, y, groups = data(5, scheme)
+    split_kw = split(scheme, groups)
     a, b = (
-        cross_val_losses(Ridge(alpha=alpha), X, y, random_state=0, **split)
+        cross_val_losses(Ridge(alpha=alpha), X, y, random_state=0, **split_kw)
         for alpha in (0.1, 60.0)
     )
     return a, b
@@ -201,7 +152,7 @@ def cli_runs(tmp_path_factory):
     code = "from bayescv.cli import main; raise SystemExit(main())"
     procs = {}
     for scheme in SCHEMES:
-        table = _cv(Ridge(), 0, scheme)
+        table = cv(Ridge(), 0, scheme)
         columns = ["loss", "block", "source"] if scheme == "source" else ["loss", "block"]
         path = folder / f"{scheme}.csv"
         to_frame(table)[columns].to_csv(path, index=False)

@@ -17,10 +17,8 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.ensemble import BaggingRegressor
-from sklearn.linear_model import Ridge
+from replicated_tables import N_FOLDS, SIZES, make_tables
 
-from bayescv import bootstrap_cv_losses, cross_val_losses, stack_replicates
 from bayescv.bayes import Priors
 from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, model_data
@@ -40,52 +38,6 @@ from bayescv.bayes._density import (
 
 SCHEMES = ("source", "random")
 KINDS = ("single", "repeat", "independent", "bootstrap")
-#: Sources of unequal size (CVS, K = 5); random K-fold uses K = 4 folds of 20, 19, 19, 19.
-SIZES = np.array([20, 17, 15, 14, 11])
-N_FOLDS = 4
-N_POINTS = 8
-COEF = np.array([1.0, -0.5, 0.3])
-SHIFT = np.array([0.0, 0.8, -0.5, 0.3, 1.2])
-
-
-def _data(seed, scheme):
-    """A small regression data set; CVS: five sources with their own offsets."""
-    rng = np.random.default_rng(seed)
-    groups = np.repeat(np.arange(SIZES.size), SIZES)
-    X = rng.normal(size=(groups.size, COEF.size))
-    y = X @ COEF + 0.5 * rng.normal(size=groups.size)
-    if scheme == "source":
-        y = y + SHIFT[groups]
-    return X, y, groups
-
-
-def _cv(estimator, seed, scheme, **kw):
-    X, y, groups = _data(seed, scheme)
-    split = {"groups": groups} if scheme == "source" else {"cv": N_FOLDS}
-    return cross_val_losses(estimator, X, y, random_state=seed, **split, **kw)
-
-
-def _tables(scheme, kind):
-    """(observed, bootstrap) loss tables of one replicate kind."""
-    observed = _cv(Ridge(), 0, scheme)
-    if kind == "single":
-        return observed, None
-    if kind == "bootstrap":
-        X, y, groups = _data(0, scheme)
-        split = {"groups": groups} if scheme == "source" else {"cv": N_FOLDS}
-        boot = bootstrap_cv_losses(Ridge(), X, y, n_bootstrap=6, random_state=1, **split)
-        return observed, boot
-    if kind == "independent":  # the same CV on independently drawn data sets
-        runs = [_cv(Ridge(), seed, scheme) for seed in range(3)]
-        return stack_replicates(runs, kind="independent"), None
-    # Repeated CV of the same data: random K-fold re-partitions; leave-one-source-out has
-    # one partition, so the runs differ by a randomised learner.
-    if scheme == "random":
-        return _cv(Ridge(), 0, scheme, n_repeats=3), None
-    runs = [
-        _cv(BaggingRegressor(Ridge(), n_estimators=3, random_state=r), 0, scheme) for r in range(3)
-    ]
-    return stack_replicates(runs, kind="repeat"), None
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +118,7 @@ def _compare(model, logp, dlogp, scheme, data, seed):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_numba_density_and_gradient_equal_pymc(pymc_functions, scheme, kind):
-    observed, boot = _tables(scheme, kind)
+    observed, boot = make_tables(scheme, kind)
     stats = collapse(observed, boot, scheme=scheme)
     assert stats.kind == kind
     assert stats.scheme == scheme
@@ -200,7 +152,7 @@ def test_numba_density_and_gradient_equal_pymc(pymc_functions, scheme, kind):
 def test_numba_density_equals_pymc_under_other_priors(pymc_functions, scheme, kind):
     # Every prior parameter is a data container of the PyMC model and a packed value here.
     priors = Priors(mu0_sd=0.7, tau_sd=0.4, within_shape=3.5, gamma_sd=2.5, gamma_df=6.0)
-    data = model_data(collapse(*_tables(scheme, kind), scheme=scheme), priors)
+    data = model_data(collapse(*make_tables(scheme, kind), scheme=scheme), priors)
     assert data["gamma_df"] == 6.0
     model, logp, dlogp = pymc_functions(scheme, data)
     _compare(model, logp, dlogp, scheme, data, seed=99)
@@ -215,7 +167,7 @@ def test_c_callback_over_the_buffer_is_logp_and_grad(scheme, kind):
     # The C callback nutpie calls unpacks `buffer` and calls logp_and_grad: the same function,
     # transcribed; so its value and gradient are logp_and_grad's, bit for bit.
     source = scheme == "source"
-    data = model_data(collapse(*_tables(scheme, kind), scheme=scheme), None)
+    data = model_data(collapse(*make_tables(scheme, kind), scheme=scheme), None)
     k = int(data["n"].size)
     n_dim = coordinate_slices(source, k)["rho_b_logodds__"].stop
     buf = buffer(data, source)
@@ -246,7 +198,7 @@ def test_c_callback_reports_a_point_where_the_density_is_undefined(pymc_function
     # its lower bound −1/(K−1) (log-odds −40): V = diag(·) + (ρ/c) s sᵀ is singular, and
     # PyMC's logp is nan. NUTS reaches such points in its first steps; the callback must tell
     # nutpie (a non-zero code, a divergence) instead of returning 0 with logp and grad unset.
-    data = model_data(collapse(*_tables("random", "independent")), None)
+    data = model_data(collapse(*make_tables("random", "independent")), None)
     model, logp, _ = pymc_functions("random", data)
     slices = coordinate_slices(False, N_FOLDS)
     x = np.array([0.0, 0.0, 20.0, -40.0])

@@ -1,15 +1,21 @@
 import json
+import warnings
 
 import numpy as np
 import pytest
 import xarray as xr
 
 from bayescv.compare import (
+    BatesLogistic,
+    Method,
     check_design,
     decompose,
     monte_carlo_truths,
+    register_method,
+    run_study,
     summarize,
     summary_table,
+    unregister_method,
 )
 
 
@@ -118,6 +124,35 @@ def test_summary_table_text():
     assert "50.0 ± 25.0" in text  # naive_points coverage of its target err_xy
     assert "n/a" in text  # "wide" declares ose, not meaningful with the sources fixed
     assert "coverage % of every target" in text
+
+
+def _always_fails(context, names):
+    raise RuntimeError("boom")
+
+
+def test_a_method_that_failed_on_every_replicate_summarizes_without_warnings():
+    # Its estimates are all NaN while naive_points has finite ones: a mean over no value
+    # ("Mean of empty slice") must not warn, the CLI would print it.
+    register_method(Method("always_fails", _always_fails, "err_xy", "losses"))
+    try:
+        study = run_study(BatesLogistic(n=40, p=3, n_folds=4),
+                          methods=["naive_points", "always_fails"], n_replicates=3,
+                          random_state=0, on_error="record")  # fmt: skip
+    finally:
+        unregister_method("always_fails")
+    assert np.isnan(study["estimate"].sel({"method": "always_fails"})).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = summarize(study)
+        text = summary_table(s)
+    failed = s.sel({"method": "always_fails"})
+    assert np.isnan(failed["estimate_bias"].item())
+    assert np.isnan(failed["mean_width"].item())
+    assert np.isnan(failed["coverage"]).all()
+    assert failed["undefined"].item() == 1.0
+    assert failed["n_errors"].item() == 3
+    assert np.isfinite(s["estimate_bias"].sel({"method": "naive_points"}).item())
+    assert "always_fails" in text
 
 
 def _block_study(sigma2, omega, gamma, K=3, M=4, R=3000, seed=0):

@@ -246,7 +246,12 @@ def summarize(
     estimate_bias = np.full(len(methods), np.nan)
     for j, t in enumerate(declared):
         if t in chosen:
-            estimate_bias[j] = np.nanmean(est[:, j] - T[:, 0, chosen.index(t)])
+            # Over the replicates with a finite difference; NaN (not np.nanmean's "Mean of
+            # empty slice" warning) for a method that failed on every replicate.
+            diff = est[:, j] - T[:, 0, chosen.index(t)]
+            finite = np.isfinite(diff)
+            if finite.any():
+                estimate_bias[j] = diff[finite].mean()
     flags = study["flag"].values.astype(str)
     mt = ("method", "target")
     out = xr.Dataset(
