@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bayescv._cli_checks import BAYES_MODULES, missing_extra, unwritable_dir
+from bayescv._cli_checks import BAYES_MODULES, missing_extra, read_losses, unwritable_dir
 
 __all__ = ["register"]
 
@@ -79,8 +79,6 @@ def _fail(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from bayescv.losses import read_table
-
     problem = missing_extra(BAYES_MODULES, "bayes", what="the hierarchical model")
     if not problem and args.sampler == "nutpie":
         problem = missing_extra(["nutpie"], "bayes", what="--sampler nutpie")
@@ -98,15 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         if problem:
             return _fail(f"--plot {args.plot}: {problem}")
     try:
-        if args.losses.is_dir():
-            raise ValueError(f"{args.losses}: is a directory, not a loss-table file")
-        table = read_table(
-            args.losses,
-            loss=args.loss_col,
-            block=args.block_col,
-            source=args.source_col,
-            scheme=args.scheme,
-        )
+        table = read_losses(args.losses, args)
     except (OSError, ValueError, TypeError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
 

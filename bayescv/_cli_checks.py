@@ -13,12 +13,14 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "BAYES_MODULES",
     "DATA_MODULES",
     "bad_n_jobs",
     "missing_extra",
+    "read_losses",
     "unwritable_dir",
     "unwritable_file",
 ]
@@ -130,4 +132,43 @@ def bad_n_jobs(n_jobs: int | None) -> str:
     return (
         "--n-jobs must be a non-zero integer (-1 for all cores, -2 for all but one, "
         f"as in joblib), got {n_jobs}"
+    )
+
+
+def read_losses(path: Any, args: Any) -> Any:
+    """Read the loss table a subcommand was given, in any format the package writes.
+
+    One reader for every subcommand (:func:`bayescv.losses.read_table`: CSV with or without
+    its header line, or NetCDF), with the column options ``--loss-col``, ``--block-col``,
+    ``--source-col`` and ``--scheme`` of `args`.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    args : argparse.Namespace
+        The subcommand's options.
+
+    Returns
+    -------
+    xarray.Dataset
+        The loss table.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the problem.
+    """
+    from bayescv.losses import read_table
+
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a loss-table file")
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    return read_table(
+        path,
+        loss=args.loss_col,
+        block=args.block_col,
+        source=args.source_col,
+        scheme=args.scheme,
     )

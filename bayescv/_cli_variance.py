@@ -102,23 +102,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
-    """Read a loss table in any format the package writes, through the package's one reader.
+    """Read one CV run from a loss table in any format the package writes."""
+    from bayescv._cli_checks import read_losses
 
-    CSV with or without its header line, or NetCDF (:func:`bayescv.losses.read_table`).
-    """
-    from bayescv.losses import read_table
-
-    if path.is_dir():
-        raise ValueError(f"{path}: is a directory, not a loss-table file")
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    table = read_table(
-        path,
-        loss=args.loss_col,
-        block=args.block_col,
-        source=args.source_col,
-        scheme=args.scheme,
-    )
+    table = read_losses(path, args)
     if "replicate" in table.dims:
         raise ValueError(
             f"{path}: the file holds several CV runs; `bayescv variance` reads one run"

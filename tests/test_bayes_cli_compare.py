@@ -97,7 +97,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(csv_path, capsys, args, message):
 
 def test_cli_missing_file(tmp_path, capsys):
     assert main(["bayes", str(tmp_path / "none.csv")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert "none.csv: no such file" in capsys.readouterr().err
 
 
 def test_paired_differences_require_the_same_points():
