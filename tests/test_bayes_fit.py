@@ -384,3 +384,13 @@ def test_predictive_check_detects_a_misfit():
         idata = fit(table, random_state=9, **FAST)
     check = predictive_check(idata)
     assert float(check["p_value"].sel(check="within_var[2]")) < 0.01
+
+
+@pytest.mark.parametrize("sampler", ["auto", "pymc"])
+def test_losses_whose_squares_overflow_are_refused_before_sampling(sampler):
+    # Losses of 1e300: their squares overflow float64. The fit must stop with the moments'
+    # one-line message, not reach a sampler (PyMC raised a SamplingError here).
+    block = np.repeat(np.arange(4), 10)
+    table = from_arrays(np.random.default_rng(0).normal(1, 0.3, 40) * 1e300, block)
+    with pytest.raises(ValueError, match=r"overflow float64.*rescale them, e\.g\. divide"):
+        fit(table, sampler=sampler)

@@ -127,8 +127,8 @@ def collapse(
     ValueError
         For a bootstrap table passed as `losses`, a bootstrap table with other blocks or
         fewer than two replicates, independent replicates whose block sizes differ, a block
-        missing from a replicate, an unknown scheme, or losses so large that the block
-        statistics overflow float64.
+        missing from a replicate, an unknown scheme, or losses so large that their squares
+        overflow float64 (:func:`bayescv.moments.block_moments` refuses them).
     """
     scheme = scheme or losses.attrs.get("scheme")
     if scheme not in SCHEMES:
@@ -143,12 +143,6 @@ def collapse(
         r, b = np.argwhere(n_all == 0)[0]
         raise ValueError(f"block {labels[b]!r} has no points in replicate {r}")
     means = s_all / n_all
-    if not (np.isfinite(means).all() and np.isfinite(w_all).all()):
-        raise ValueError(
-            "the block statistics overflow float64 (the squares of losses as large as "
-            f"{np.abs(losses['loss'].values).max():.3g} do not fit): rescale the losses, for "
-            "example divide them by a power of ten"
-        )
     kind = losses.attrs.get("replicate_kind", "single") if "replicate" in losses.dims else "single"
     if kind == "bootstrap":
         raise ValueError(
@@ -197,11 +191,6 @@ def collapse(
             extra = nu_factor * ties / n_obs
         kind = "bootstrap"
     scales = _scales(n_all, means, w_all, ybar)
-    if not (np.isfinite(scatter).all() and all(np.isfinite(v) for v in scales.values())):
-        raise ValueError(
-            "the scatter of the replicated block means or the data scales overflow float64: "
-            "rescale the losses, for example divide them by a power of ten"
-        )
     return BlockStats(
         scheme=scheme,
         kind=kind,

@@ -182,21 +182,15 @@ def fit(
     stats = collapse(losses, bootstrap, scheme=scheme)
     priors = priors or Priors()
     data = model_data(stats, priors)
+    if model is not None and model.scheme != stats.scheme:
+        raise ValueError(f"the model is for scheme {model.scheme!r}, the data {stats.scheme!r}")
     if sampler == "nutpie":
         # nutpie samples the numba transcription of the model's density (_density), cached
         # on disk; the PyMC model is neither built nor compiled.
         compiled = None
-        if model is not None and model.scheme != stats.scheme:
-            raise ValueError(
-                f"the model is for scheme {model.scheme!r}, the data {stats.scheme!r}"
-            )
     elif model is None:
         compiled = get_model(stats.scheme, data)
     else:
-        if model.scheme != stats.scheme:
-            raise ValueError(
-                f"the model is for scheme {model.scheme!r}, the data {stats.scheme!r}"
-            )
         compiled = model
         compiled.set_data(data)
     seed = resolve_seed(random_state)
