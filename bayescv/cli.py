@@ -214,13 +214,11 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     """Posterior intervals of the hierarchical model on the CVS table, with its diagnostics."""
-    try:
-        from bayescv.bayes import fit, posterior_intervals
-    except ImportError as error:  # the model needs the optional "bayes" extra
-        return f"\n(hierarchical Bayesian model skipped: {error}; pip install 'bayescv[bayes]')"
+    # The extra "bayes" was checked before any work (_demo_problem).
     import warnings
 
     from bayescv._provenance import child_seeds
+    from bayescv.bayes import fit, posterior_intervals
     from bayescv.cv import bootstrap_cv_losses
 
     boot_seed, fit_seed = child_seeds(args.seed, 2)
