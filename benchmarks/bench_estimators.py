@@ -4,7 +4,7 @@ Run by hand, from the repository root::
 
     python benchmarks/bench_estimators.py
 
-Every estimator of :mod:`bayescv.estimators` is computed from per-block statistics in O(N),
+Every estimator of :mod:`bayescv.classical.estimators` is computed from per-block statistics in O(N),
 so evaluating all of them should cost a small multiple of reading the losses once. On
 10^7 float64 losses in 100 contiguous blocks of equal size, this times
 
@@ -12,8 +12,8 @@ so evaluating all of them should cost a small multiple of reading the losses onc
    centred block statistics, every estimator and the result Dataset; against a single
    ``np.sum`` over the same losses (one pass over memory, the floor of any O(N) reduction).
    Aim: a ratio of at most 10;
-2. its parts: :func:`bayescv.block_moments` on the table, :func:`bayescv.estimators.block_stats`
-   on the moments, all estimators from the :class:`~bayescv.estimators.BlockStats`, and
+2. its parts: :func:`bayescv.block_moments` on the table, :func:`bayescv.classical.estimators.block_stats`
+   on the moments, all estimators from the :class:`~bayescv.classical.estimators.BlockStats`, and
    :func:`bayescv.classical.cv_intervals` with its default methods on the table;
 3. each estimator alone given the BlockStats (microseconds per call: K = 100 numbers).
 
@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import interleaved, load_average, machine_info, write_results  # house helpers
 
 import bayescv
-import bayescv.estimators as est
+import bayescv.classical.estimators as est
 from bayescv.classical import cv_intervals, variance_estimates
-from bayescv.estimators import ESTIMATORS, block_stats
+from bayescv.classical.estimators import ESTIMATORS, block_stats
 from bayescv.losses import from_arrays
 
 N_LOSSES = 10**7

@@ -60,9 +60,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import load_average, machine_info, write_results  # house helpers
 from bench_cv import MACHINE_PACKAGES, summary
 
-from bayescv._nested_core import draw_folds
 from bayescv._provenance import child_seeds
 from bayescv.nested import nested_cv
+from bayescv.nested._core import draw_folds
 
 N, P, K = 100, 20, 10
 BAYES_ERROR = 0.33

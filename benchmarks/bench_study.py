@@ -51,7 +51,7 @@ from _report import load_average, machine_info  # house helpers
 from bayescv._provenance import child_seeds
 from bayescv.classical import INTERVAL_METHODS, cv_intervals
 from bayescv.compare import TIMING_VARIABLES, BatesLogistic, run_study
-from bayescv.loss_functions import get_loss
+from bayescv.cv.loss_functions import get_loss
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OVERHEAD_REPLICATES = 100

@@ -51,7 +51,7 @@ def folder(tmp_path):
 def locked(folder, monkeypatch):
     """A directory this process cannot write into.
 
-    Root writes into a read-only directory: then the probe file of bayescv._cli_checks is
+    Root writes into a read-only directory: then the probe file of bayescv.cli._checks is
     refused there instead, as the operating system refuses it to anyone else.
     """
     path = folder / "locked"

@@ -208,10 +208,10 @@ def test_cli_refuses_bad_input_with_exit_2_and_one_line(argv, words, capsys):
 
 def test_cli_keeps_bare_words_and_parses_json_values():
     # dist=t is a bare word (a string); JSON values keep their type
-    from bayescv import _cli_study
+    from bayescv.cli import study as cli_study
 
     items = ["closed_form.dist=t", "bootstrap.n_bootstrap=3", 'x.y="3"', "x.z=[1, 2]", "x.w=null"]
-    assert _cli_study._options(items) == {
+    assert cli_study._options(items) == {
         "closed_form": {"dist": "t"},
         "bootstrap": {"n_bootstrap": 3},
         "x": {"y": "3", "z": [1, 2], "w": None},

@@ -24,6 +24,7 @@ from sklearn.preprocessing import StandardScaler
 
 from bayescv import shift
 from bayescv.classical import cv_intervals, variance_estimates
+from bayescv.classical.paired import loss_differences
 from bayescv.cv import bootstrap_cv_losses, cross_val_losses
 from bayescv.losses import (
     from_arrays,
@@ -36,7 +37,6 @@ from bayescv.losses import (
     validate,
 )
 from bayescv.moments import block_moments, block_sums
-from bayescv.paired import loss_differences
 
 BLOCKS = [0, 0, 1, 1, 2, 2]
 LOSSES = [0.1, 0.4, 0.3, 0.2, 0.9, 0.5]

@@ -18,9 +18,9 @@ from scipy import stats
 from sklearn.linear_model import Ridge
 
 import bayescv
-import bayescv.estimators as est
+import bayescv.classical.estimators as est
+from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.classical import (
-    DEFAULT_N_BOOTSTRAP,
     INTERVAL_METHODS,
     RANDOM_KFOLD_ONLY,
     bootstrap_interval,
@@ -29,7 +29,7 @@ from bayescv.classical import (
     interval_target,
     variance_estimates,
 )
-from bayescv.estimators import ESTIMATORS
+from bayescv.classical.estimators import ESTIMATORS
 from bayescv.losses import from_arrays, stack_replicates
 from bayescv.moments import largest_loss
 

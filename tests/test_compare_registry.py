@@ -169,7 +169,7 @@ def _context(regression, seed=5):
     from sklearn.linear_model import Ridge
 
     from bayescv import block_moments, cross_val_losses
-    from bayescv.loss_functions import get_loss
+    from bayescv.cv.loss_functions import get_loss
 
     X, y, groups = regression
     table = cross_val_losses(Ridge(), X, y, groups=groups, random_state=0)

@@ -14,7 +14,7 @@ from bayescv.compare import (
     bates_coefficient,
 )
 from bayescv.compare._truth import linear_predictor, logistic_zero_one_error, squared_error
-from bayescv.loss_functions import get_loss
+from bayescv.cv.loss_functions import get_loss
 
 ZERO_ONE, SQUARED = get_loss("zero_one"), get_loss("squared")
 

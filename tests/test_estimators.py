@@ -1,4 +1,4 @@
-"""Tests of the closed-form variance estimators (bayescv.estimators).
+"""Tests of the closed-form variance estimators (bayescv.classical.estimators).
 
 Every estimator is a quadratic form eᵀWe of the losses. The reference matrices W below are
 built entry by entry, independently of the package, from the published formulas:
@@ -24,9 +24,9 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bayescv.estimators as est
-from bayescv.estimators import ESTIMATORS, BlockStats, block_stats, gs_moments
-from bayescv.expectations import coefficients
+import bayescv.classical.estimators as est
+from bayescv.classical.estimators import ESTIMATORS, BlockStats, block_stats, gs_moments
+from bayescv.classical.expectations import coefficients
 from bayescv.losses import from_arrays
 from bayescv.moments import block_moments
 
@@ -160,7 +160,7 @@ def reference_matrix(name: str, n) -> np.ndarray:
 
 
 def public_value(name: str, table) -> float:
-    """The estimate through the public functions of bayescv.estimators."""
+    """The estimate through the public functions of bayescv.classical.estimators."""
     stats = block_stats(table)
     N = stats.N if stats.replicated else stats.N[0]
     special = {

@@ -1,4 +1,4 @@
-"""Tests of the exact expectations and biases (bayescv.expectations).
+"""Tests of the exact expectations and biases (bayescv.classical.expectations).
 
 For losses e with mean vector m and covariance Σ, E[eᵀWe] = tr(WΣ) + mᵀWm (an identity of
 second moments: it needs no Gaussianity and no positive definiteness of Σ). Σ and m are
@@ -24,9 +24,9 @@ from test_estimators import (
     reference_matrix,
 )
 
-import bayescv.estimators as est
-from bayescv.estimators import ESTIMATORS
-from bayescv.expectations import coefficients, expected_estimates, true_variance
+import bayescv.classical.estimators as est
+from bayescv.classical.estimators import ESTIMATORS
+from bayescv.classical.expectations import coefficients, expected_estimates, true_variance
 
 
 # ----------------------------------------------------------------------------- helpers

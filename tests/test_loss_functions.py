@@ -9,7 +9,7 @@ from sklearn.metrics import (
     zero_one_loss,
 )
 
-from bayescv.loss_functions import LOSSES, Loss, get_loss, make_loss
+from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, make_loss
 
 RNG = np.random.default_rng(0)
 

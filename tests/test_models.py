@@ -3,7 +3,7 @@ import pytest
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.datasets import make_classification, make_regression
 
-from bayescv.models import MODEL_NAMES, TASKS, make_model, model_task
+from bayescv.cv.learners import MODEL_NAMES, TASKS, make_model, model_task
 
 CLASSIFIERS = ["logistic", "ridge", "random-forest", "gradient-boosting"]
 REGRESSORS = ["ridge", "linear", "random-forest", "gradient-boosting"]

@@ -9,10 +9,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from bayescv._nested_core import draw_folds
 from bayescv._provenance import child_seeds
 from bayescv.intervals import ESTIMANDS
 from bayescv.nested import bias_constant, nested_cv
+from bayescv.nested._core import draw_folds
 
 # --- helpers --------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Tests of bayescv.paired: loss differences on shared splits and the paired tests.
+"""Tests of bayescv.classical.paired: loss differences on shared splits and the paired tests.
 
 References: the statistic is mean(h)/se and its p-value the normal (or t) tail (paired_comparison
 docstring; scipy.stats as the oracle); Bayle et al.'s test rejects "A is not better" when
@@ -15,8 +15,8 @@ from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import Ridge
 
 import bayescv
+from bayescv.classical.paired import ALTERNATIVES, loss_differences, paired_comparison
 from bayescv.losses import from_arrays
-from bayescv.paired import ALTERNATIVES, loss_differences, paired_comparison
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,11 @@ default sampler's compiled code is cached on disk (:func:`cache_dir`, :func:`cle
 """
 
 from bayescv.bayes._cache import cache_dir, clear_cache
-from bayescv.bayes.checks import plot_ppc, plot_targets, predictive_check
-from bayescv.bayes.compare import compare_learners, paired_differences
+from bayescv.bayes.checks import predictive_check
 from bayescv.bayes.fit import SAMPLERS, SamplingWarning, diagnose, fit, posterior_intervals
 from bayescv.bayes.model import CompiledModel, clear_model_cache, get_model
+from bayescv.bayes.paired import compare_learners, paired_differences
+from bayescv.bayes.plots import plot_ppc, plot_targets
 from bayescv.bayes.priors import Priors
 from bayescv.bayes.simulate import simulate_losses
 

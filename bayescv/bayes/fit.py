@@ -95,7 +95,7 @@ def fit(
         NUTS implementation. ``"auto"`` takes nutpie when it can be imported (it is in the
         ``bayes`` extra) and PyMC's own NUTS otherwise. nutpie samples the numba
         transcription of the model's density (:mod:`bayescv.bayes._density`), compiled once
-        and then cached on disk (:func:`bayescv.bayes.cache_dir`): the first fit on a
+        and then cached on disk (:func:`bayescv.bayes._cache.cache_dir`): the first fit on a
         machine compiles for about 7 s, a later process loads the cache in a fraction of a
         second, and a later fit in the same process takes about 0.22 s at K = 10
         (``benchmarks/results/bench_bayes.md``, "Time to answer"). PyMC's NUTS compiles the

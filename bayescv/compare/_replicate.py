@@ -25,7 +25,7 @@ from bayescv._provenance import child_seeds
 from bayescv.compare._context import Context, _name_seed
 from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
-from bayescv.loss_functions import Loss
+from bayescv.cv.loss_functions import Loss
 from bayescv.losses import from_arrays
 
 __all__ = ["run_replicate"]

@@ -310,7 +310,7 @@ def _load_nested() -> Method:
 def _load_bayes() -> Method:
     # What a fit imports (pymc, arviz, numba, platformdirs; nutpie is optional), looked up
     # with find_spec, nothing imported: bayescv.bayes itself imports none of them.
-    from bayescv._cli_checks import BAYES_MODULES, missing_extra
+    from bayescv._extras import BAYES_MODULES, missing_extra
 
     absent = missing_extra(BAYES_MODULES, "bayes", what="bayes_hier")
     if absent:

@@ -45,8 +45,8 @@ from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._store import StudyStore, normalise
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
+from bayescv.cv.loss_functions import Loss, get_loss
 from bayescv.intervals import check_level
-from bayescv.loss_functions import Loss, get_loss
 
 __all__ = ["TIMING_VARIABLES", "load_study", "run_study"]
 

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import cross_val_losses
-from bayescv.loss_functions import Loss, get_loss
+from bayescv.cv.loss_functions import Loss, get_loss
 from bayescv.shift._common import (
     Estimates,
     Prepared,

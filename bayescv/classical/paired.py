@@ -1,7 +1,7 @@
 """Paired comparison of two learners evaluated on the same CV splits.
 
 The per-point loss differences h_i = e_i^A − e_i^B form a loss table of their own, so every
-interval of :func:`bayescv.classical.cv_intervals` applies to them: its interval is for the
+interval of :func:`bayescv.classical.intervals.cv_intervals` applies to them: its interval is for the
 difference of the two learners' errors (the estimand named in ``target``, for A minus B),
 and the test statistic is mean(h)/se. This gives
 
@@ -33,7 +33,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from bayescv.classical import cv_intervals
+from bayescv.classical.intervals import cv_intervals
 from bayescv.losses import validate
 
 __all__ = ["ALTERNATIVES", "loss_differences", "paired_comparison"]
@@ -113,7 +113,7 @@ def paired_comparison(
     losses_a, losses_b : xarray.Dataset
         Loss tables of learners A and B on the same splits.
     methods : str or sequence of str, optional
-        Interval methods as in :func:`bayescv.classical.cv_intervals` (default: that
+        Interval methods as in :func:`bayescv.classical.intervals.cv_intervals` (default: that
         function's default for the scheme).
     level : float, default 0.95
         Nominal coverage of the two-sided intervals.

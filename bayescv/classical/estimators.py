@@ -18,7 +18,7 @@ loss of block k, σ_k² a point's variance, ω_k the covariance of two points of
     θ = (1/N²) [Σ_k n_k σ_k² + Σ_k n_k(n_k−1) ω_k + Σ_{k≠l} n_k n_l γ_kl].
 
 No quadratic estimator is unbiased for θ (Bengio & Grandvalet 2004); each one below is
-unbiased under a stated assumption, and its bias is stated. :mod:`bayescv.expectations`
+unbiased under a stated assumption, and its bias is stated. :mod:`bayescv.classical.expectations`
 computes the exact expectation and bias of every estimator for given (μ, σ², ω, γ).
 
 Numerics: every formula is evaluated in a centred form (block means minus their mean, W_k
@@ -298,25 +298,25 @@ ESTIMATORS: dict[str, _Estimator] = {
     ),
     "naive_points": _Estimator(
         lambda s: naive_points_array(s),
-        "see bayescv.expectations (exact for given mu, sigma^2, omega, gamma)",
+        "see bayescv.classical.expectations (exact for given mu, sigma^2, omega, gamma)",
         "all N losses independent (Bates et al. eq. 5, squared)",
         False,
     ),
     "naive_folds": _Estimator(
         lambda s: naive_folds_array(s),
-        "see bayescv.expectations (exact for given mu, sigma^2, omega, gamma)",
+        "see bayescv.classical.expectations (exact for given mu, sigma^2, omega, gamma)",
         "the K block means independent and identically distributed (Bates et al. eq. 9, squared)",
         False,
     ),
     "bayle_within": _Estimator(
         lambda s: sigma2_within_array(s) / s.N,
-        "see bayescv.expectations; targets the k-fold test error, not Var(mu_hat)",
+        "see bayescv.classical.expectations; targets the k-fold test error, not Var(mu_hat)",
         "sigma^2_in / N, within-fold variance (Bayle et al. 2020)",
         False,
     ),
     "bayle_all_pairs": _Estimator(
         lambda s: sigma2_all_pairs_array(s) / s.N,
-        "see bayescv.expectations; targets the k-fold test error, not Var(mu_hat)",
+        "see bayescv.classical.expectations; targets the k-fold test error, not Var(mu_hat)",
         "sigma^2_out / N, all-pairs variance (Bayle et al. 2020)",
         False,
     ),

@@ -1,67 +1,33 @@
-"""The ``bayescv`` command.
+"""``bayescv demo``: CV of a ridge regression on the Tennessee STAR data, start to end.
 
-Subcommands:
-
-* ``bayescv demo``: CVS (leave-one-school-out) and CVR (10-fold) of a ridge regression on
-  the Tennessee STAR data; prints the CV errors, block sizes and per-school mean losses;
-  ``--out DIR`` also writes the loss tables (NetCDF) and a per-school loss plot (PNG).
-  Bad options, a missing optional package (``bayescv[data]``, ``bayescv[bayes]``) and an
-  output directory that cannot be written give a one-line error and exit status 2 before
-  any work.
-
-Other subcommands live in their own private modules, listed in ``_SUBCOMMAND_MODULES``; each
-has a ``register(subparsers)`` function that adds its parser and sets ``func``.
+CVS (leave-one-school-out) and CVR (10-fold); prints the CV errors, block sizes, per-school
+mean losses, closed-form intervals, the hierarchical model's posterior intervals and a small
+coverage study. ``--out DIR`` also writes the loss tables (NetCDF) and plots (PNG).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from bayescv._cli_checks import (
-    BAYES_MODULES,
-    DATA_MODULES,
-    bad_n_jobs,
-    missing_extra,
-    unwritable_dir,
-    unwritable_file,
-)
-from bayescv._provenance import package_version
-
-__all__ = ["build_parser", "main"]
-
-# Private modules that each add one subcommand through ``register(subparsers)``.
-_SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "bayescv._cli_variance",
-    "bayescv._cli_bayes",
-    "bayescv._cli_nested",
-    "bayescv._cli_study",
-)
+from bayescv._extras import BAYES_MODULES, DATA_MODULES, missing_extra
+from bayescv.cli._checks import bad_n_jobs, unwritable_dir, unwritable_file
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of the ``bayescv`` command.
+def register(subparsers: Any) -> None:
+    """Add the ``demo`` subcommand to the ``bayescv`` parser.
 
-    Returns
-    -------
-    argparse.ArgumentParser
-        The parser, with one subparser per subcommand.
+    Parameters
+    ----------
+    subparsers : argparse subparsers action
+        What :meth:`argparse.ArgumentParser.add_subparsers` returned.
     """
-    parser = argparse.ArgumentParser(
-        prog="bayescv",
-        description="How much to trust a cross-validation error estimate.",
-    )
-    parser.add_argument("--version", action="version", version=f"bayescv {package_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    demo = sub.add_parser(
+    demo = subparsers.add_parser(
         "demo",
         help="CVS and CVR on the Tennessee STAR data (79 schools)",
         description=(
@@ -81,33 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-bayes", action="store_true", help="skip the hierarchical Bayesian model"
     )
     demo.set_defaults(func=_run_demo)
-    for name in _SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``bayescv`` command.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments without the program name; default ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:
-        # The reader went away (`bayescv variance x.csv | head`): stop quietly, as Unix tools
-        # do, and keep Python from reporting the failed flush of stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
 
 
 # What ``bayescv demo --out DIR`` writes into DIR (the last two: bayescv.compare.demo_study).
@@ -319,7 +258,3 @@ def _write_outputs(out: Path, cvs, cvr, to_netcdf) -> None:
     print(
         f"\nwrote {out / 'losses_cvs.nc'}, {out / 'losses_cvr.nc'} and {out / 'per_source_losses.png'}"
     )
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """All closed-form variance estimates of a loss table, and the intervals built on them.
 
-:func:`variance_estimates` evaluates every estimator of :mod:`bayescv.estimators` in one
+:func:`variance_estimates` evaluates every estimator of :mod:`bayescv.classical.estimators` in one
 pass over the block statistics; :func:`cv_intervals` turns the chosen ones into the
 package's interval Dataset (:mod:`bayescv.intervals`), together with the Nadeau–Bengio
 corrected interval for (repeated) K-fold CV and the bootstrap interval of bootstrap-replicated
@@ -38,7 +38,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
-from bayescv.estimators import ESTIMATORS, BlockStats, block_stats
+from bayescv.classical.estimators import ESTIMATORS, BlockStats, block_stats
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
 
 __all__ = [

@@ -25,7 +25,7 @@ from sklearn import get_config
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 
-from bayescv.loss_functions import Loss
+from bayescv.cv.loss_functions import Loss
 
 __all__ = [
     "Repetition",

@@ -1,25 +1,4 @@
-"""The loss table: every per-point CV loss, with the block, source and row it came from.
-
-A loss table is an :class:`xarray.Dataset` with
-
-* dimension ``obs`` (one test point of one CV run) and, for several runs, a leading
-  ``replicate`` dimension;
-* data variable ``loss`` (float64, finite);
-* coordinates ``block`` (the fold, or the held-out source, that tested the point),
-  ``index`` (the point's row in the input data) and, when the data have sources,
-  ``source``; all three have the same dimensions as ``loss``;
-* attributes ``scheme`` (``"random"`` or ``"source"``), ``loss_name``, ``estimator``,
-  ``bayescv_version``, ``created``, ``seed`` and, with a ``replicate`` dimension,
-  ``replicate_kind`` (``"repeat"``, ``"bootstrap"`` or ``"independent"``).
-
-Within each replicate the points are ordered by block label, then as given, so that each
-block is one contiguous run: :func:`bayescv.moments.block_moments` relies on it for speed.
-Unequal block sizes are allowed everywhere; :func:`pivot` is the one view that needs them equal.
-
-Every builder validates: NaN, infinite or complex losses, missing (``None`` or NaN) labels,
-blocks with fewer than two points, fewer than two blocks, mismatched lengths, duplicated
-columns and empty input raise a :class:`ValueError` that names the problem.
-"""
+"""Building and validating loss tables; :mod:`bayescv.losses` describes the layout."""
 
 from __future__ import annotations
 
@@ -37,15 +16,8 @@ __all__ = [
     "SCHEMES",
     "block_sizes",
     "from_arrays",
-    "from_frame",
     "pivot",
-    "read_csv",
-    "read_netcdf",
-    "read_table",
     "stack_replicates",
-    "to_csv",
-    "to_frame",
-    "to_netcdf",
     "validate",
 ]
 
@@ -420,111 +392,3 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, kind: str) -> xr.Dataset:
         loss_name=first.attrs["loss_name"],
         attrs=attrs,
     )
-
-
-def from_frame(
-    frame: pd.DataFrame,
-    *,
-    loss: str = "loss",
-    block: str = "block",
-    source: str | None = None,
-    index: str | None = None,
-    replicate: str | None = None,
-    scheme: str | None = None,
-    replicate_kind: str | None = None,
-    loss_name: str | None = None,
-) -> xr.Dataset:
-    """Build a loss table from a long-format DataFrame, one row per test point.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The losses.
-    loss, block : str
-        Names of the loss and block-label columns.
-    source, index : str, optional
-        Names of the source-label and original-row columns.
-    replicate : str, optional
-        Name of a column numbering CV runs; each run must have the same number of rows.
-        Its sorted distinct values become the ``replicate`` coordinate.
-    scheme : {"random", "source"}, optional
-        As in :func:`from_arrays`.
-    replicate_kind : {"repeat", "bootstrap", "independent"}, optional
-        Required with `replicate`.
-    loss_name : str, optional
-        Defaults to the name of the loss column.
-
-    Returns
-    -------
-    xarray.Dataset
-        The loss table.
-
-    Raises
-    ------
-    ValueError
-        If a named column is missing, runs differ in length, or the losses fail
-        :func:`validate`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from bayescv.losses import from_frame
-    >>> df = pd.DataFrame({"err": [0, 1, 0, 0, 1, 1], "school": [1, 1, 2, 2, 3, 3]})
-    >>> table = from_frame(df, loss="err", block="school", scheme="source")
-    >>> float(table["loss"].mean())
-    0.5
-    """
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    named = {
-        "loss": loss,
-        "block": block,
-        "source": source,
-        "index": index,
-        "replicate": replicate,
-    }
-    missing = [c for c in named.values() if c is not None and c not in frame.columns]
-    if missing:
-        raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
-    for role, column in named.items():
-        count = int((frame.columns == column).sum()) if column is not None else 0
-        if count > 1:
-            raise ValueError(
-                f"duplicate column {column!r}: the frame has {count} columns of that name (the "
-                f"{role} column must be unique); drop or rename the others"
-            )
-    if frame.empty:
-        raise ValueError("empty input: the frame has no rows")
-    if replicate is None:
-        get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
-    else:
-        frame = frame.sort_values(replicate, kind="stable")
-        counts = frame[replicate].value_counts(sort=False)
-        if counts.nunique() != 1:
-            raise ValueError(f"mismatched lengths: replicates have {sorted(set(counts))} rows")
-        n_rep = counts.size
-        get = lambda c: None if c is None else frame[c].to_numpy().reshape(n_rep, -1)  # noqa: E731
-    table = from_arrays(
-        get(loss),
-        get(block),
-        source=get(source),
-        index=get(index),
-        scheme=scheme,
-        replicate_kind=replicate_kind,
-        loss_name=loss_name or loss,
-    )
-    if replicate is not None:
-        # Keep the run labels of the frame (sorted), not 0..R-1: to_frame/from_frame is lossless.
-        table = table.assign_coords(replicate=pd.unique(frame[replicate].to_numpy()))
-    return table
-
-
-# Imported last: the I/O module builds tables with the functions above.
-from bayescv._table_io import (  # noqa: E402
-    read_csv,
-    read_netcdf,
-    read_table,
-    to_csv,
-    to_frame,
-    to_netcdf,
-)

@@ -32,15 +32,10 @@ from sklearn.utils import indexable
 from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
-from bayescv._nested_core import (
-    cluster_se,
-    combine_moments,
-    nested_repetition,
-    plain_repetition,
-)
 from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.cv.loss_functions import Loss, get_loss
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
-from bayescv.loss_functions import Loss, get_loss
+from bayescv.nested._core import cluster_se, combine_moments, nested_repetition, plain_repetition
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]
 

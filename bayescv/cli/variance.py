@@ -70,8 +70,8 @@ def _fail(message: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from bayescv.classical import cv_intervals, variance_estimates
-    from bayescv.estimators import block_stats, gs_moments
-    from bayescv.paired import paired_comparison
+    from bayescv.classical.estimators import block_stats, gs_moments
+    from bayescv.classical.paired import paired_comparison
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:
@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
     """Read one CV run from a loss table in any format the package writes."""
-    from bayescv._cli_checks import read_losses
+    from bayescv.cli._checks import read_losses
 
     table = read_losses(path, args)
     if "replicate" in table.dims:

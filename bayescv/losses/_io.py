@@ -15,37 +15,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.losses import _LABEL_COORDS, from_frame, validate
+from bayescv.losses._frame import from_frame, to_frame
+from bayescv.losses._schema import _LABEL_COORDS, validate
 
-__all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_frame", "to_netcdf"]
+__all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_netcdf"]
 
 _CSV_HEADER = "# bayescv loss table "
-
-
-def to_frame(table: xr.Dataset) -> pd.DataFrame:
-    """Return the loss table in long format, one row per (replicate, point).
-
-    Parameters
-    ----------
-    table : xarray.Dataset
-        A loss table.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``replicate`` (if any), ``block``, ``source`` (if any), ``index``, ``loss``;
-        the table's attributes in ``DataFrame.attrs``.
-    """
-    validate(table)
-    cols = {}
-    if "replicate" in table.dims:
-        cols["replicate"] = np.repeat(table["replicate"].values, table.sizes["obs"])
-    for name in ("block", "source", "index", "loss"):
-        if name in table.variables:
-            cols[name] = table[name].values.ravel()
-    frame = pd.DataFrame(cols)
-    frame.attrs = dict(table.attrs)
-    return frame
 
 
 def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
@@ -135,7 +110,7 @@ def read_table(
         Source-label, original-row and run columns of a plain CSV; by default the columns
         named ``source``, ``index`` and ``replicate`` when the file has them.
     scheme : {"random", "source"}, optional
-        CV scheme. For a plain CSV as in :func:`bayescv.losses.from_arrays` (inferred by
+        CV scheme. For a plain CSV as in :func:`bayescv.losses._schema.from_arrays` (inferred by
         default); for a self-describing file it replaces the scheme stored there.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
         What the runs of a plain CSV with a `replicate` column are (required then).

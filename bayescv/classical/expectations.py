@@ -1,6 +1,6 @@
 """Exact expectation and bias of every quadratic variance estimator.
 
-Every estimator of :mod:`bayescv.estimators` is a quadratic form in the losses, and so a
+Every estimator of :mod:`bayescv.classical.estimators` is a quadratic form in the losses, and so a
 linear combination of the Geras–Sutton moments (000, section 4.2):
 
     θ̂ = Σ_k a_k s_k^σ² + Σ_k b_k s_k^ω + Σ_{k≠l} c_kl s_kl^γ.
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescv.estimators import ESTIMATORS
+from bayescv.classical.estimators import ESTIMATORS
 
 __all__ = ["coefficients", "expected_estimates", "true_variance"]
 
@@ -50,7 +50,7 @@ def coefficients(name: str, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     Parameters
     ----------
     name : str
-        An estimator name from :data:`bayescv.estimators.ESTIMATORS`.
+        An estimator name from :data:`bayescv.classical.estimators.ESTIMATORS`.
     n : array-like of int, shape (K,)
         Block sizes.
 
@@ -172,7 +172,7 @@ def expected_estimates(
     gamma : float or array-like of shape (K, K)
         Between-block covariances γ_kl (symmetric; diagonal ignored).
     estimators : list of str, optional
-        Which estimators; default all of :data:`bayescv.estimators.ESTIMATORS` that are
+        Which estimators; default all of :data:`bayescv.classical.estimators.ESTIMATORS` that are
         defined for these sizes.
 
     Returns

@@ -2,7 +2,7 @@
 
 ``bayescv nested DATA.csv --target y [--source school] [--model ridge] ...`` reads the CSV
 with pandas, uses every other column as a feature (all must be numeric), fits the named
-model (:mod:`bayescv.models`) with :func:`bayescv.nested.nested_cv`, and prints the interval
+model (:mod:`bayescv.cv.learners`) with :func:`bayescv.nested.nested_cv`, and prints the interval
 with its diagnostics as a table or JSON. Bad input (unreadable file, missing column,
 non-numeric features, missing values, options that do not fit the data, an ``--out`` that
 cannot be written) ends with exit status 2 and a one-line message on standard error, before
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescv._cli_checks import bad_n_jobs, unwritable_file
-from bayescv.loss_functions import LOSSES
-from bayescv.models import MODEL_NAMES, make_model, model_task
+from bayescv.cli._checks import bad_n_jobs, unwritable_file
+from bayescv.cv.learners import MODEL_NAMES, make_model, model_task
+from bayescv.cv.loss_functions import LOSSES
 
 __all__ = ["register"]
 

@@ -17,7 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bayescv._cli_checks import BAYES_MODULES, missing_extra, read_losses, unwritable_dir
+from bayescv._extras import BAYES_MODULES, missing_extra
+from bayescv.cli._checks import read_losses, unwritable_dir
 
 __all__ = ["register"]
 
@@ -196,7 +197,7 @@ def _plots(idata, out: Path) -> None:
     # backend must not change.
     from matplotlib.figure import Figure
 
-    from bayescv.bayes.checks import plot_ppc, plot_targets
+    from bayescv.bayes import plot_ppc, plot_targets
 
     n_targets = sum(v in idata.posterior.data_vars for v in ("expected_cv", "ose", "new_source"))
     n_targets += "theta" in idata.posterior.data_vars

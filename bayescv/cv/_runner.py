@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.loss_functions import Loss, get_loss
+from bayescv.cv.loss_functions import Loss, get_loss
 from bayescv.losses import from_arrays
 
 __all__ = ["balanced_group_folds", "bootstrap_cv_losses", "cross_val_losses"]

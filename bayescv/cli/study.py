@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bayescv._cli_checks import bad_n_jobs, missing_extra, unwritable_dir, unwritable_file
+from bayescv._extras import missing_extra
+from bayescv.cli._checks import bad_n_jobs, unwritable_dir, unwritable_file
 
 __all__ = ["register"]
 

@@ -1,0 +1,110 @@
+"""Figures of a fitted hierarchical model: predictive checks and the posterior of each target.
+
+Both draw on matplotlib axes they are given (or a new figure) and return the axes; they use
+only the ``InferenceData`` of :func:`bayescv.bayes.fit`, so a saved fit can be drawn too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bayescv.bayes.checks import predictive_check, replicated_statistics
+
+__all__ = ["plot_ppc", "plot_targets"]
+
+
+def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any = None) -> Any:
+    """Draw the predictive check: per-source means, within-source variances, spread.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A result of :func:`bayescv.bayes.fit`.
+    group : {"posterior", "prior"}, default "posterior"
+        Which predictive distribution.
+    level : float, default 0.95
+        Coverage of the predictive intervals drawn.
+    axes : sequence of three matplotlib Axes, optional
+        Where to draw; a new 1 x 3 figure otherwise.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+        The three axes.
+    """
+    import matplotlib.pyplot as plt
+
+    check = predictive_check(idata, group=group, level=level)
+    if axes is None:
+        _, axes = plt.subplots(1, 3, figsize=(13, 4), constrained_layout=True)
+    axes = np.asarray(axes).ravel()
+    titles = {
+        "mean": "mean loss per source",
+        "within_var": "within-source variance",
+    }
+    for ax, stat in zip(axes[:2], ("mean", "within_var"), strict=True):
+        sub = check.where(check["statistic"] == stat, drop=True)
+        x = np.arange(sub.sizes["check"])
+        mid = sub["predictive_mean"].values
+        err = np.vstack([mid - sub["lower"].values, sub["upper"].values - mid])
+        ax.errorbar(x, mid, yerr=err, fmt="o", color="0.6", label=f"replicated ({level:.0%})")
+        ax.plot(x, sub["observed"].values, "x", color="C3", label="observed")
+        ax.set_xticks(x, sub["block"].values, rotation=90 if x.size > 12 else 0)
+        ax.set_title(titles[stat])
+        ax.set_xlabel("source (block)")
+    axes[0].legend(loc="best")
+    rep = replicated_statistics(idata, group)["spread"]
+    spread = check.sel(check="spread")
+    axes[2].hist(rep, bins=40, color="0.7")
+    axes[2].axvline(float(spread["observed"]), color="C3", label="observed")
+    axes[2].set_title(f"spread of source means (p = {float(spread['p_value']):.2f})")
+    axes[2].set_xlabel("standard deviation across sources")
+    axes[2].legend(loc="best")
+    return axes
+
+
+def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
+    """Histograms of the posterior of each target with its equal-tailed interval.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A result of :func:`bayescv.bayes.fit`.
+    level : float, default 0.95
+        Coverage of the interval marked.
+    axes : sequence of matplotlib Axes, optional
+        One per target (``expected_cv``; for CVS ``ose`` and ``new_source``; and ``theta``);
+        new ones otherwise.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    import matplotlib.pyplot as plt
+
+    names = [
+        v for v in ("expected_cv", "ose", "new_source", "theta") if v in idata.posterior.data_vars
+    ]
+    if axes is None:
+        _, axes = plt.subplots(
+            1, len(names), figsize=(4.3 * len(names), 3.6), constrained_layout=True
+        )
+    axes = np.atleast_1d(np.asarray(axes)).ravel()
+    titles = {
+        "expected_cv": "expected_cv (sources at hand)",
+        "ose": "ose (mean over new sources)",
+        "new_source": "new_source (one new source)",
+        "theta": "θ: variance of the CV estimate",
+    }
+    for ax, name in zip(axes, names, strict=True):
+        draws = np.asarray(idata.posterior[name].values).ravel()
+        ax.hist(draws, bins=50, color="0.7")
+        for bound in np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]):
+            ax.axvline(bound, color="C0", linestyle="--")
+        ax.axvline(draws.mean(), color="C0")
+        ax.set_title(titles[name])
+        ax.set_yticks([])
+    return axes

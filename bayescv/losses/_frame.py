@@ -1,0 +1,137 @@
+"""Loss tables to and from long-format pandas DataFrames, one row per test point.
+
+Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescv.losses._schema import from_arrays, validate
+
+__all__ = ["from_frame", "to_frame"]
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    *,
+    loss: str = "loss",
+    block: str = "block",
+    source: str | None = None,
+    index: str | None = None,
+    replicate: str | None = None,
+    scheme: str | None = None,
+    replicate_kind: str | None = None,
+    loss_name: str | None = None,
+) -> xr.Dataset:
+    """Build a loss table from a long-format DataFrame, one row per test point.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The losses.
+    loss, block : str
+        Names of the loss and block-label columns.
+    source, index : str, optional
+        Names of the source-label and original-row columns.
+    replicate : str, optional
+        Name of a column numbering CV runs; each run must have the same number of rows.
+        Its sorted distinct values become the ``replicate`` coordinate.
+    scheme : {"random", "source"}, optional
+        As in :func:`from_arrays`.
+    replicate_kind : {"repeat", "bootstrap", "independent"}, optional
+        Required with `replicate`.
+    loss_name : str, optional
+        Defaults to the name of the loss column.
+
+    Returns
+    -------
+    xarray.Dataset
+        The loss table.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, runs differ in length, or the losses fail
+        :func:`validate`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayescv.losses import from_frame
+    >>> df = pd.DataFrame({"err": [0, 1, 0, 0, 1, 1], "school": [1, 1, 2, 2, 3, 3]})
+    >>> table = from_frame(df, loss="err", block="school", scheme="source")
+    >>> float(table["loss"].mean())
+    0.5
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    named = {
+        "loss": loss,
+        "block": block,
+        "source": source,
+        "index": index,
+        "replicate": replicate,
+    }
+    missing = [c for c in named.values() if c is not None and c not in frame.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
+    for role, column in named.items():
+        count = int((frame.columns == column).sum()) if column is not None else 0
+        if count > 1:
+            raise ValueError(
+                f"duplicate column {column!r}: the frame has {count} columns of that name (the "
+                f"{role} column must be unique); drop or rename the others"
+            )
+    if frame.empty:
+        raise ValueError("empty input: the frame has no rows")
+    if replicate is None:
+        get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
+    else:
+        frame = frame.sort_values(replicate, kind="stable")
+        counts = frame[replicate].value_counts(sort=False)
+        if counts.nunique() != 1:
+            raise ValueError(f"mismatched lengths: replicates have {sorted(set(counts))} rows")
+        n_rep = counts.size
+        get = lambda c: None if c is None else frame[c].to_numpy().reshape(n_rep, -1)  # noqa: E731
+    table = from_arrays(
+        get(loss),
+        get(block),
+        source=get(source),
+        index=get(index),
+        scheme=scheme,
+        replicate_kind=replicate_kind,
+        loss_name=loss_name or loss,
+    )
+    if replicate is not None:
+        # Keep the run labels of the frame (sorted), not 0..R-1: to_frame/from_frame is lossless.
+        table = table.assign_coords(replicate=pd.unique(frame[replicate].to_numpy()))
+    return table
+
+
+def to_frame(table: xr.Dataset) -> pd.DataFrame:
+    """Return the loss table in long format, one row per (replicate, point).
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``replicate`` (if any), ``block``, ``source`` (if any), ``index``, ``loss``;
+        the table's attributes in ``DataFrame.attrs``.
+    """
+    validate(table)
+    cols = {}
+    if "replicate" in table.dims:
+        cols["replicate"] = np.repeat(table["replicate"].values, table.sizes["obs"])
+    for name in ("block", "source", "index", "loss"):
+        if name in table.variables:
+            cols[name] = table[name].values.ravel()
+    frame = pd.DataFrame(cols)
+    frame.attrs = dict(table.attrs)
+    return frame
