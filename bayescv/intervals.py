@@ -5,9 +5,9 @@ importance weighting) returns the same :class:`xarray.Dataset`:
 
 * variables ``estimate``, ``lower``, ``upper`` and ``se`` (float), and ``flag`` (str, empty
   when nothing is wrong: for example ``"negative_variance"`` when a variance estimate was
-  below zero and no interval could be formed), all with dim ``method`` last, after any
+  below zero and no interval could be formed), all with dim ``method_name`` last, after any
   leading dims such as ``replicate``;
-* coord ``target`` along ``method``: the estimand each interval is for, one of
+* coord ``target`` along ``method_name``: the estimand each interval is for, one of
   :data:`ESTIMANDS`:
 
   - ``expected_cv``: E[μ̂] with the sources fixed and the data within them resampled;
@@ -20,14 +20,14 @@ importance weighting) returns the same :class:`xarray.Dataset`:
   - ``kfold_test_error``: the mean conditional error of the K fold models (Bayle et al.);
   - ``target_risk``: the risk on a covariate-shifted target domain;
 * attrs ``level`` (the nominal coverage), ``target`` (the common target, or the distinct
-  targets joined by ``", "``), ``dist``, and provenance (``bayescv_version``, ``created``,
+  targets joined by ``", "``), ``kind``, and provenance (``bayescv_version``, ``created``,
   ``seed`` when randomness was involved).
 
 Nothing is clipped silently: a bound that cannot be formed is NaN and its row is flagged.
 
-Select a method with ``ds.sel({"method": "theta_B"})``, not ``ds.sel(method="theta_B")``:
-``method`` is also the name of a keyword argument of :meth:`xarray.Dataset.sel` (inexact
-matching), which the keyword form silently fills instead of indexing.
+Select a method with ``ds.sel(method_name="theta_B")``. The dim is not called ``method``
+because that is a keyword argument of :meth:`xarray.Dataset.sel` (inexact matching), which
+``ds.sel(method="theta_B")`` would silently fill instead of indexing.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ ESTIMANDS = (
     "target_risk",
 )
 
-_DISTS = ("normal", "t")
+_KINDS = ("normal", "t")
 
 
 def normal_bounds(
@@ -69,7 +69,7 @@ def normal_bounds(
     variance: Any,
     *,
     level: float = 0.95,
-    dist: str = "normal",
+    kind: str = "normal",
     df: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Two-sided interval ``estimate ± q · sqrt(variance)`` with its flags.
@@ -83,10 +83,10 @@ def normal_bounds(
         values are not clipped: their interval is NaN and flagged ``"negative_variance"``.
     level : float, default 0.95
         Nominal coverage, in (0, 1).
-    dist : {"normal", "t"}, default "normal"
+    kind : {"normal", "t"}, default "normal"
         Quantile of the standard normal or of Student's t with `df` degrees of freedom.
     df : array-like, optional
-        Degrees of freedom, required when ``dist="t"``.
+        Degrees of freedom, required when ``kind="t"``.
 
     Returns
     -------
@@ -109,7 +109,7 @@ def normal_bounds(
     estimate, variance = np.broadcast_arrays(
         np.asarray(estimate, dtype=float), np.asarray(variance, dtype=float)
     )
-    quantile = _quantile(level, dist, df)
+    quantile = _quantile(level, kind, df)
     negative = variance < 0
     with np.errstate(invalid="ignore"):
         se = np.where(negative, np.nan, np.sqrt(np.where(negative, 0.0, variance)))
@@ -128,14 +128,14 @@ def normal_bounds(
     return se, np.where(bad, np.nan, lower), np.where(bad, np.nan, upper), flag
 
 
-def _quantile(level: float, dist: str, df: Any) -> Any:
-    if dist not in _DISTS:
-        raise ValueError(f"dist must be one of {_DISTS}, got {dist!r}")
+def _quantile(level: float, kind: str, df: Any) -> Any:
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
     upper_tail = 0.5 + level / 2
-    if dist == "normal":
+    if kind == "normal":
         return stats.norm.ppf(upper_tail)
     if df is None:
-        raise ValueError('dist="t" needs the degrees of freedom df')
+        raise ValueError('kind="t" needs the degrees of freedom df')
     df = np.asarray(df, dtype=float)
     if np.any(df <= 0):
         raise ValueError(f"degrees of freedom must be positive, got {df}")
@@ -170,7 +170,7 @@ def interval_dataset(
     level: float,
     target: str | Sequence[str],
     flag: Any = None,
-    dist: str = "normal",
+    kind: str = "normal",
     dims: Sequence[str] = (),
     coords: Mapping[str, Any] | None = None,
     seed: int | None = None,
@@ -190,7 +190,7 @@ def interval_dataset(
         The estimand of every interval, or one per method (see :data:`ESTIMANDS`).
     flag : array-like of str, optional
         Per-interval flags, ``""`` when nothing is wrong; default all ``""``.
-    dist : str, default "normal"
+    kind : str, default "normal"
         How the bounds were formed (``"normal"``, ``"t"``, ``"posterior_hdi"``, ...).
     dims : sequence of str, default ()
         Names of the leading dims (for example ``("replicate",)``).
@@ -205,8 +205,8 @@ def interval_dataset(
     -------
     xarray.Dataset
         Variables ``estimate``, ``lower``, ``upper``, ``se``, ``flag`` with dims
-        ``(*dims, "method")``; coords ``method`` and ``target``; attrs ``level``,
-        ``target``, ``dist``, ``bayescv_version``, ``created`` (and ``seed``).
+        ``(*dims, "method_name")``; coords ``method_name`` and ``target``; attrs ``level``,
+        ``target``, ``kind``, ``bayescv_version``, ``created`` (and ``seed``).
 
     Examples
     --------
@@ -214,7 +214,7 @@ def interval_dataset(
     ...     ["naive"], estimate=[0.3], lower=[0.2], upper=[0.4], se=[0.05],
     ...     level=0.9, target="err",
     ... )
-    >>> ds["upper"].sel({"method": "naive"}).item(), ds.attrs["target"]
+    >>> ds["upper"].sel(method_name="naive").item(), ds.attrs["target"]
     (0.4, 'err')
     """
     check_level(level)
@@ -227,7 +227,7 @@ def interval_dataset(
     unknown = sorted(set(targets) - set(ESTIMANDS))
     if unknown:
         raise ValueError(f"unknown target(s) {unknown}; known estimands are {list(ESTIMANDS)}")
-    all_dims = (*dims, "method")
+    all_dims = (*dims, "method_name")
     values = {"estimate": estimate, "lower": lower, "upper": upper, "se": se}
     data_vars = {}
     for name, value in values.items():
@@ -243,12 +243,12 @@ def interval_dataset(
     data_vars["flag"] = (all_dims, np.broadcast_to(flags, shape).astype(str))
     ds = xr.Dataset(
         data_vars,
-        coords={"method": method, "target": ("method", targets), **dict(coords or {})},
+        coords={"method_name": method, "target": ("method_name", targets), **dict(coords or {})},
     )
     ds.attrs = {
         "level": float(level),
         "target": ", ".join(dict.fromkeys(targets)),
-        "dist": dist,
+        "kind": kind,
         "bayescv_version": package_version(),
         "created": created_now(),
         **({} if seed is None else {"seed": int(seed)}),
@@ -258,7 +258,7 @@ def interval_dataset(
 
 
 def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
-    """Concatenate interval Datasets of the same level along ``method``.
+    """Concatenate interval Datasets of the same level along ``method_name``.
 
     Parameters
     ----------
@@ -280,14 +280,14 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
     # input), as xarray's current default does, without its FutureWarning.
     combined = xr.concat(
         results,
-        dim="method",
+        dim="method_name",
         data_vars="all",
         coords="different",
         compat="equals",
         join="outer",
         combine_attrs="drop_conflicts",
     )
-    names = list(combined["method"].values)
+    names = list(combined["method_name"].values)
     if len(set(names)) != len(names):
         raise ValueError(f"method names must be unique across results, got {names}")
     combined.attrs["target"] = ", ".join(dict.fromkeys(combined["target"].values.tolist()))

@@ -6,7 +6,7 @@ NumPy, ArviZ and nutpie), measured side by side with ``bayescv variance`` on the
 * ``bayescv bayes`` on a 10-source CSV with an empty cache (``BAYESCV_CACHE_DIR`` pointed at a
   new directory) and then again with that cache warm;
 * in one process, later fits of new tables with the same K (4 chains x (1000 + 1000));
-* ``bayescv.bayes.compare_learners`` on a 10 x 10 repeated K-fold table pair, cache warm;
+* ``bayescv.bayes.paired_comparison`` on a 10 x 10 repeated K-fold table pair, cache warm;
 * K = 10, 50, 200, 1000 sources (equal and unequal sizes), cache warm: the fit's wall time in a
   fresh process, its convergence, and the time per gradient evaluation.
 """
@@ -88,17 +88,17 @@ print(json.dumps({"later_fit_s": times, "sampler": idata.sample_stats.attrs["sam
 _COMPARE_SCRIPT = """
 import json, time
 import numpy as np
-from bayescv.bayes import compare_learners
+from bayescv.bayes import paired_comparison
 from bayescv.losses import from_arrays, stack_replicates
 rng = np.random.default_rng(0)
 folds = [rng.permutation(np.repeat(np.arange(10), 30)) for _ in range(10)]
 def runs(rate):
     tables = [from_arrays((rng.random(300) < rate).astype(float), f, scheme="random")
               for f in folds]
-    return stack_replicates(tables, kind="repeat")
+    return stack_replicates(tables, replicate_kind="repeat")
 a, b = runs(0.20), runs(0.23)
 start = time.perf_counter()
-idata, summary = compare_learners(a, b, rope=0.01, random_state=0)
+idata, summary = paired_comparison(a, b, rope=0.01, random_state=0)
 print(json.dumps({"in_process_s": time.perf_counter() - start,
     "p_better": float(summary["p_better"].sel(target="sources"))}))
 """
@@ -176,7 +176,7 @@ def markdown_time_to_answer(r: dict[str, Any]) -> list[str]:
         f"- later fit in one process ({later['sampler']}, 4 chains x (1000 + 1000)): median "
         f"**{later['median_s']:.2f} s** (target ≤ {t['later_fit_s']:g} s: "
         f"{met(later['median_s'], t['later_fit_s'])})",
-        f"- `compare_learners` on a 10 x 10 repeated K-fold pair, cache warm: "
+        f"- `paired_comparison` on a 10 x 10 repeated K-fold pair, cache warm: "
         f"**{r['compare']['wall_s']:.1f} s** (target ≤ {t['compare_s']:g} s: "
         f"{met(r['compare']['wall_s'], t['compare_s'])})",
         f"- the fit's diagnostics: r̂ max {c['diagnostics']['rhat_max']:.3f}, ESS bulk min "

@@ -25,7 +25,7 @@ machine load hit every contender alike); every fit is K = 10 sources, NUTS with 
    replicates vs (wrongly) as independent realisations.
 6. **Time to answer** (``_time_to_answer.py``): fresh processes, imports included, with the
    default sampler: ``bayescv bayes`` with an empty and a warm cache beside ``bayescv
-   variance``, later fits in one process, ``compare_learners``, K = 10 to 1000 sources.
+   variance``, later fits in one process, ``paired_comparison``, K = 10 to 1000 sources.
 
 Results go to ``benchmarks/results/bench_bayes.json`` and ``bench_bayes.md``. About 15
 minutes on two shared cores.
@@ -175,7 +175,7 @@ def bench_full_data() -> dict[str, Any]:
         warnings.simplefilter("ignore")  # its own divergence/r-hat warnings: reported below
         idata = pm.sample(
             **settings,
-            cores=1,
+            n_jobs=1,
             random_seed=0,
             progressbar=False,
             compile_kwargs={"mode": "NUMBA"},
@@ -227,7 +227,7 @@ def bench_prior_sensitivity() -> dict[str, Any]:
     truth = {"mu": MU, "nu": 0.2, "gamma_sd": 0.012, "rho": 0.5}
     observed = simulate_losses(sizes, **truth, random_state=40)
     reps = [simulate_losses(sizes, **truth, random_state=41 + r) for r in range(20)]
-    boot = stack_replicates(reps, kind="bootstrap")
+    boot = stack_replicates(reps, replicate_kind="bootstrap")
     w = np.full(K, 1 / K)
     sigma = truth["gamma_sd"] ** 2 * ((1 - truth["rho"]) * np.eye(K) + truth["rho"])
     sigma += np.eye(K) * truth["nu"] / 100
@@ -250,16 +250,18 @@ def bench_prior_sensitivity() -> dict[str, Any]:
                     "prior": f"{field}={value:g}",
                     "design": design,
                     "theta_mean": float(idata.posterior["theta"].mean()),
-                    "expected_cv_width": float(width.sel({"method": "bayes_expected_cv"})),
-                    "ose_width": float(width.sel({"method": "bayes_ose"})),
-                    "new_source_width": float(width.sel({"method": "bayes_new_source"})),
+                    "expected_cv_width": float(width.sel(method_name="bayes_expected_cv")),
+                    "ose_width": float(width.sel(method_name="bayes_ose")),
+                    "new_source_width": float(width.sel(method_name="bayes_new_source")),
                     "tau_mean": float(idata.posterior["tau"].mean()),
                     "converged": not idata.sample_stats.attrs["problems"],
                 }
             )
     # √R: the same 20 replicates read (wrongly) as independent realisations.
     wrong, _ = timed_fit(
-        stack_replicates([observed, *reps], kind="independent"), random_state=1, **SETTINGS
+        stack_replicates([observed, *reps], replicate_kind="independent"),
+        random_state=1,
+        **SETTINGS,
     )
     right, _ = timed_fit(observed, bootstrap=boot, random_state=1, **SETTINGS)
     sd = lambda i: float(i.posterior["expected_cv"].std())  # noqa: E731

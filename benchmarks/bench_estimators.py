@@ -95,16 +95,16 @@ def direct(values: np.ndarray) -> dict[str, float]:
     mu = e.mean()
     c = e - mu
     means = c.mean(axis=1)
-    t1 = (c * c).mean()  # s1 − μ̂² (000 §5 moments, centred)
+    t1 = (c * c).mean()  # s1 − μ̂² (Geras & Sutton 2013, §5 moments, centred)
     t2 = ((c.sum(axis=1) ** 2 - (c * c).sum(axis=1)) / (M * (M - 1))).mean()  # s2 − μ̂²
     t3 = -(means**2).sum() / (K * (K - 1))  # s3 − μ̂², as Σ_k c̄_k = 0
     within = e.var(axis=1, ddof=1).mean()
     out = {
         "theta_1": mu**2,  # seeds README: θ_1 = μ̂²
-        "theta_2": (t1 - (N + 1 - M) * t2 + (N - M) * t3) / N,  # Table 2 of 000
+        "theta_2": (t1 - (N + 1 - M) * t2 + (N - M) * t3) / N,  # Geras & Sutton (2013, Table 2)
         "theta_3": means.var(ddof=1) / K,  # θ_3 = se² of the block means
         "theta_4": within / N,  # θ_4 = σ²_in/N
-        "theta_5": (t1 + (N + M - 1) * t2 - (N + M) * t3) / N,  # 000 §5
+        "theta_5": (t1 + (N + M - 1) * t2 - (N + M) * t3) / N,  # Geras & Sutton (2013, §5)
         "naive_points": e.var(ddof=1) / N,  # Bates eq. 5, squared
         "bayle_all_pairs": e.var() / N,  # σ²_out/N
     }

@@ -101,7 +101,7 @@ def err_xy(model: Any, theta: np.ndarray) -> float:
 
 def run_nested(estimator: Any, X: np.ndarray, y: np.ndarray, n_repeats: int) -> Any:
     return nested_cv(
-        estimator, X, y, n_folds=K, n_repeats=n_repeats, level=LEVEL, random_state=SEED, n_jobs=1
+        estimator, X, y, n_splits=K, n_repeats=n_repeats, level=LEVEL, random_state=SEED, n_jobs=1
     )
 
 
@@ -195,7 +195,7 @@ def bench() -> dict[str, Any]:
         "setting": {
             "n": N,
             "p": P,
-            "n_folds": K,
+            "n_splits": K,
             "n_repeats": N_REPEATS,
             "n_bias_repeats": int(result.attrs["n_bias_repeats"]),
             "bayes_error": BAYES_ERROR,
@@ -278,7 +278,7 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             f"n = {s['n']}, p = {s['p']}, x ~ N(0, I), P(y = 1 | x) = σ(xᵀθ), θ = "
             f"{s['theta']} with c = {s['c']:.4f} (Bayes error {s['bayes_error']:.0%}); "
-            f"`{s['estimator']}`, zero-one loss, K = {s['n_folds']}, {s['n_repeats']} nested "
+            f"`{s['estimator']}`, zero-one loss, K = {s['n_splits']}, {s['n_repeats']} nested "
             f"repetitions + {s['n_bias_repeats']} plain-CV repetitions = **{r['n_fits']:,} fits** "
             f"({r['fits_per_repetition']} per nested repetition); seed {s['seed']}, "
             f"n_jobs = {s['n_jobs']}, BLAS threads = {s['blas_threads']}.",

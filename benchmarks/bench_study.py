@@ -204,7 +204,9 @@ def speedup() -> dict[str, Any]:
     )
     slowdown = statistics.median(work["n_jobs=2"]) / statistics.median(work["n_jobs=1"])
     capacity = med["calibration n_jobs=1"] / med["calibration n_jobs=2"]
-    fit_share = float((one["time_cv"] + one["time_truth"] + one["runtime"].sum("method")).sum())
+    fit_share = float(
+        (one["time_cv"] + one["time_truth"] + one["runtime"].sum("method_name")).sum()
+    )
     return {
         "scenario": repr(scenario),
         "methods": f"naive_points + bootstrap (n_bootstrap={N_BOOTSTRAP}): {10 + 10 * N_BOOTSTRAP + 1} fits per replicate",

@@ -51,7 +51,7 @@ PACKAGES = ("numpy", "scikit-learn", "bayescv")
 
 
 def scenario() -> MultiSourceLogistic:
-    return MultiSourceLogistic(K, M, design="sources_fixed", cv="source", source_seed=0)
+    return MultiSourceLogistic(K, M, design="sources_fixed", scheme="source", source_seed=0)
 
 
 def block_stats(table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

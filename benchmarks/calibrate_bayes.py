@@ -31,7 +31,7 @@ sets of the per-data-set ratio, with its standard error, and the median).
 **Sources redrawn** (``--design redrawn``, the new-source check): every replicate draws 10 new
 sources; for each M in ``--m`` a study of ``bayes_hier``, ``theta_B`` and ``naive_points``
 reports the coverage of ``ose``, the mean error over new sources (the mean over replicates of
-the per-replicate new-source error ``ose_xy``; 000 eq. 3). Intervals built on the variance of
+the per-replicate new-source error ``ose_xy``; Geras & Sutton 2013, eq. 3). Intervals built on the variance of
 μ̂ with the sources fixed ignore the between-source spread τ²/K: they shrink as M grows and
 lose coverage of ``ose``; ``bayes_ose`` (the posterior of μ₀) must not.
 ``bayes_new_source`` (one new source's error, predictive) is shown for comparison: as an
@@ -85,12 +85,12 @@ MODULES = {"scikit-learn": "sklearn"}
 
 def bootstrap_t(context: Any, names: Sequence[str], *, n_bootstrap: int = 50) -> xr.Dataset:
     """The ``bootstrap`` interval with Student's t quantile (B − 1 d.f.), same shared table."""
-    ds = registry.bootstrap(context, ["bootstrap"], n_bootstrap=n_bootstrap, dist="t")
+    ds = registry.bootstrap(context, ["bootstrap"], n_bootstrap=n_bootstrap, kind="t")
     return ds.assign_coords(method=list(names))
 
 
 def bootstrap_ties(
-    context: Any, names: Sequence[str], *, n_bootstrap: int = 50, dist: str = "normal"
+    context: Any, names: Sequence[str], *, n_bootstrap: int = 50, kind: str = "normal"
 ) -> xr.Dataset:
     """The bootstrap variance of μ̂ less the duplicated-point term Σ_k w_k² (1 − 1/n_k) c̄_k/n_k.
 
@@ -104,12 +104,12 @@ def bootstrap_ties(
     variance = w @ s.scatter @ w / s.scatter_df - w**2 @ s.scatter_extra
     estimate = float(w @ s.ybar)
     se, lower, upper, flag = normal_bounds(
-        estimate, variance, level=context.level, dist=dist, df=s.scatter_df
+        estimate, variance, level=context.level, kind=kind, df=s.scatter_df
     )
     one = lambda x: np.atleast_1d(x)  # noqa: E731
     return interval_dataset(
         list(names), estimate=one(estimate), lower=one(lower), upper=one(upper), se=one(se),
-        level=context.level, target="expected_cv", flag=one(flag), dist=dist,
+        level=context.level, target="expected_cv", flag=one(flag), kind=kind,
     )  # fmt: skip
 
 
@@ -120,7 +120,7 @@ EXTRA_METHODS = {
         "bootstrap variance less the duplicated-point term, normal quantile (calibrate_bayes.py)",
     ),
     "bootstrap_ties_t": (
-        partial(bootstrap_ties, dist="t"),
+        partial(bootstrap_ties, kind="t"),
         "bootstrap variance less the duplicated-point term, t quantile (calibrate_bayes.py)",
     ),
 }
@@ -137,7 +137,7 @@ def register_extra_methods() -> None:
 def scenario(m: int, design: str) -> MultiSourceLogistic:
     return MultiSourceLogistic(
         K, m, design="sources_fixed" if design == "fixed" else "sources_redrawn",
-        cv="source", source_seed=0,
+        scheme="source", source_seed=0,
     )  # fmt: skip
 
 
@@ -152,14 +152,14 @@ def store_path(args: argparse.Namespace, name: str) -> Path | None:
     if args.store is None:
         return None
     args.store.mkdir(parents=True, exist_ok=True)
-    return args.store / f"{name}-R{args.replicates}-s{args.seed}.nc"
+    return args.store / f"{name}-R{args.replicates}-s{args.random_state}.nc"
 
 
 def study(sc, methods, n, args, options, seed, truths, name) -> xr.Dataset:
     return run_study(
         sc, None, methods, n, level=LEVEL, truths=truths, method_options=options,
         random_state=seed, n_jobs=args.n_jobs, store=store_path(args, name),
-        progress=not args.no_progress, on_error="record",
+        progress=not args.no_progress, error_score=np.nan,
     )  # fmt: skip
 
 
@@ -173,12 +173,12 @@ def mean_se(x: np.ndarray) -> tuple[float, float]:
 def method_rows(st: xr.Dataset, summary: xr.Dataset, target: str, truth: float, sd: float):
     """Per method: coverage of `target`, misses, widths, centre bias, flags."""
     rows = {}
-    for m in st["method"].values.tolist():
-        one = st.sel({"method": m})
+    for m in st["method_name"].values.tolist():
+        one = st.sel(method_name=m)
         width = (one["upper"] - one["lower"]).values
         bias, bias_se = mean_se((one["estimate"].values - truth) / sd)
         flags = one["flag"].values.astype(str)
-        s = summary.sel({"method": m, "target": target})
+        s = summary.sel(method_name=m, target=target)
         rows[m] = {
             "target": str(one["method_target"].values),
             "coverage": float(s["coverage"]),
@@ -199,7 +199,7 @@ def method_rows(st: xr.Dataset, summary: xr.Dataset, target: str, truth: float, 
 
 def width_ratio(st: xr.Dataset, a: str, b: str) -> dict[str, float]:
     """Paired ratio of widths a / b per data set: mean with its s.e., and median."""
-    w = lambda m: (st["upper"] - st["lower"]).sel({"method": m}).values  # noqa: E731
+    w = lambda m: (st["upper"] - st["lower"]).sel(method_name=m).values  # noqa: E731
     ratio = w(a) / w(b)
     mean, se = mean_se(ratio)
     return {"mean": mean, "se": se, "median": float(np.nanmedian(ratio))}
@@ -212,7 +212,7 @@ def run_fixed(args: argparse.Namespace) -> dict[str, Any]:
         sc = scenario(m, "fixed")
         # The truth: μ̂ over many more data sets from the same fixed sources, other seeds.
         truth_st = study(sc, ["naive_points"], args.truth_replicates, args, {},
-                         args.seed + 1, [], "truth")  # fmt: skip
+                         args.random_state + 1, [], "truth")  # fmt: skip
         mc = monte_carlo_truths(truth_st)
         truth = float(mc["truth"].sel(target="expected_cv"))
         truth_se = float(mc["truth_se"].sel(target="expected_cv"))
@@ -223,7 +223,7 @@ def run_fixed(args: argparse.Namespace) -> dict[str, Any]:
             **{name: {"n_bootstrap": args.n_bootstrap} for name in EXTRA_METHODS},
             "bayes_hier": bayes_options(args),
         }
-        st = study(sc, methods, args.replicates, args, options, args.seed, [], "fixed")
+        st = study(sc, methods, args.replicates, args, options, args.random_state, [], "fixed")
     finally:
         for name in EXTRA_METHODS:
             unregister_method(name)
@@ -256,14 +256,14 @@ def run_redrawn(args: argparse.Namespace) -> dict[str, Any]:
     for m in args.m:
         sc = scenario(m, "redrawn")
         st = study(sc, ["theta_B", "naive_points", "bayes_hier"], args.replicates, args,
-                   out["options"], args.seed, ["ose_xy"], f"redrawn-M{m}")  # fmt: skip
+                   out["options"], args.random_state, ["ose_xy"], f"redrawn-M{m}")  # fmt: skip
         summary = summarize(st, targets=["ose", "ose_xy"])
         mc = monte_carlo_truths(st)
         truth = float(mc["truth"].sel(target="ose"))
         sd = float(np.std(st["truth"].sel(target="ose_xy").values, ddof=1))
         rows = method_rows(st, summary, "ose", truth, sd)
         for name, row in rows.items():
-            s = summary.sel({"method": name, "target": "ose_xy"})
+            s = summary.sel(method_name=name, target="ose_xy")
             row["coverage_ose_xy"] = float(s["coverage"])
             row["coverage_ose_xy_se"] = float(s["coverage_se"])
         out["by_m"][str(m)] = {
@@ -363,7 +363,7 @@ def markdown_redrawn(out: dict[str, Any]) -> str:
         f"{100 * LEVEL:.0f} % intervals; bayes_hier with B = {out['args']['n_bootstrap']} "
         f"bootstrap replicates (sampler {out['args']['sampler']}). Target `ose`: the mean over "
         "replicates of `ose_xy`, the error of the replicate's model on new sources "
-        "(000 eq. 3).",
+        "(Geras & Sutton 2013, eq. 3).",
         "",
         "| M | method | coverage of ose % | coverage of ose_xy % | mean width | centre bias "
         "(sd of ose_xy) | not converged |",
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--n-bootstrap", type=int, default=50)
     parser.add_argument("--truth-replicates", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)

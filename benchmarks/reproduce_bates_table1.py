@@ -56,7 +56,7 @@ PUBLISHED_WIDTH = "about 1.2-1.5"
 
 
 def row(summary, method: str, target: str) -> dict[str, float]:
-    s = summary.sel({"method": method, "target": target})
+    s = summary.sel(method_name=method, target=target)
     return {
         "coverage": float(s["coverage"]),
         "coverage_se": float(s["coverage_se"]),
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nested-repeats", type=int, default=50, help="nested CV repetitions")
     parser.add_argument("--bayes-error", type=float, default=0.33)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--store-dir", type=Path, help="keep the studies here (resumable)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
@@ -86,9 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     store_dir = args.store_dir or Path(tempfile.mkdtemp(prefix="bates_"))
     store_dir.mkdir(parents=True, exist_ok=True)
     scenario = BatesLogistic(bayes_error=args.bayes_error)
-    common = {"random_state": args.seed, "n_jobs": args.n_jobs, "progress": not args.no_progress}
+    common = {
+        "random_state": args.random_state,
+        "n_jobs": args.n_jobs,
+        "progress": not args.no_progress,
+    }
 
-    tag = f"b{args.bayes_error}-s{args.seed}"
+    tag = f"b{args.bayes_error}-s{args.random_state}"
     naive = run_study(
         scenario, None, ["naive_points"], args.replicates,
         store=store_dir / f"naive-{tag}.nc", **common,
@@ -97,13 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     nested = run_study(
         scenario, None, ["naive_points", "nested_cv"], args.nested_replicates,
         method_options={"nested_cv": {"n_repeats": args.nested_repeats}},
-        store=store_dir / f"nested-{tag}-r{args.nested_repeats}.nc", on_error="record", **common,
+        store=store_dir / f"nested-{tag}-r{args.nested_repeats}.nc", error_score=np.nan, **common,
     )  # fmt: skip
     # the same data sets: the naive intervals agree replicate by replicate
     k = min(args.replicates, args.nested_replicates)
     same = np.allclose(
         naive["upper"].isel(replicate=slice(0, k)).values[:, 0],
-        nested["upper"].sel({"method": "naive_points"}).isel(replicate=slice(0, k)).values,
+        nested["upper"].sel(method_name="naive_points").isel(replicate=slice(0, k)).values,
     )
     err = float(naive["truth"].sel(target="err_xy").mean())
     err_se = float(naive["truth"].sel(target="err_xy").std(ddof=1) / np.sqrt(args.replicates))
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "point": {
             "naive": 100 * float(naive["estimate"].mean()),
-            "nested": 100 * float(nested["estimate"].sel({"method": "nested_cv"}).mean()),
+            "nested": 100 * float(nested["estimate"].sel(method_name="nested_cv").mean()),
             "err": 100 * err,
             "err_se": 100 * err_se,
         },
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         "replicates": args.replicates,
         "nested_replicates": args.nested_replicates,
         "nested_repeats": args.nested_repeats,
-        "seed": args.seed,
+        "seed": args.random_state,
         "results": results,
         "published": {f"{m} {t}": v for (m, t), v in PUBLISHED.items()},
     }

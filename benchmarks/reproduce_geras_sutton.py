@@ -21,7 +21,7 @@ over the replicates; every bias is reported relative to it with an influence-fun
 Monte Carlo standard error (:func:`bayescv.compare.summarize`), and differences between
 two estimators with the standard error of their per-replicate difference (the truth cancels).
 
-Each claim of 000 §6.2 is then checked in each scenario, with the rule used written next to
+Each claim of Geras & Sutton (2013, §6.2) is then checked in each scenario, with the rule used written next to
 it. The claims came from naive Bayes on Amazon reviews: a claim that does not hold here is
 reported as not holding, not tuned away. Output: ``benchmarks/results/reproduce_geras_sutton.md``
 (and ``.json``, ``.png``), with the command line and run time.
@@ -63,20 +63,20 @@ Z = 2.0  # "significant": at least 2 Monte Carlo standard errors
 def scenarios(star: Any) -> dict[str, Any]:
     out = {
         "multi-source-logistic": lambda m, cv: MultiSourceLogistic(
-            10, m, cv=cv, n_folds=10, design="sources_fixed", source_seed=0
+            10, m, scheme=cv, n_splits=10, design="sources_fixed", source_seed=0
         )
     }
     if star is not None:
         out["star"] = lambda m, cv: ResampledSources(
             star.data.to_numpy(float), star.target.to_numpy(float), star.groups.to_numpy(),
-            n_sources=10, points_per_source=m, cv=cv, n_folds=10, source_seed=0, label="STAR",
+            n_sources=10, points_per_source=m, scheme=cv, n_splits=10, source_seed=0, label="STAR",
         )  # fmt: skip
     return out
 
 
 def one_study(scenario, learner, methods, args, store: Path, n: int) -> dict[str, Any]:
     study = run_study(
-        scenario, learner, methods, n, random_state=args.seed, truths=[],
+        scenario, learner, methods, n, random_state=args.random_state, truths=[],
         n_jobs=args.n_jobs, store=store, progress=not args.no_progress,
     )  # fmt: skip
     s = summarize(study)
@@ -88,7 +88,7 @@ def one_study(scenario, learner, methods, args, store: Path, n: int) -> dict[str
     for a in methods:
         for b in methods:
             if a < b:
-                d = (th.sel({"method": a}) - th.sel({"method": b})).values
+                d = (th.sel(method_name=a) - th.sel(method_name=b)).values
                 diffs[f"{a}-{b}"] = [float(d.mean() / v), float(d.std(ddof=1) / np.sqrt(r) / v)]
     gamma = dec["gamma"].values
     off = ~np.isnan(gamma)
@@ -96,8 +96,8 @@ def one_study(scenario, learner, methods, args, store: Path, n: int) -> dict[str
         "theta_true": v,
         "theta_true_se": float(s["theta_true_se"]),
         "mu_hat_mean": float(study["mu_hat"].mean()),
-        "rel_bias": {m: float(s["theta_rel_bias"].sel({"method": m})) for m in methods},
-        "rel_bias_se": {m: float(s["theta_rel_bias_se"].sel({"method": m})) for m in methods},
+        "rel_bias": {m: float(s["theta_rel_bias"].sel(method_name=m)) for m in methods},
+        "rel_bias_se": {m: float(s["theta_rel_bias_se"].sel(method_name=m)) for m in methods},
         "rel_diff": diffs,
         "terms": {k: float(dec[k]) for k in ("sigma2_term", "omega_term", "gamma_term", "theta")},
         "omega_sd": float(np.std(dec["omega"].values, ddof=1)),
@@ -158,7 +158,7 @@ def combine(verdicts: list[str]) -> str:
 
 
 def check_claims(res: dict[str, dict[int, dict]], ms: list[int]) -> list[dict[str, Any]]:
-    """Each claim of 000 §6.2, with the rule applied and its evidence.
+    """Each claim of Geras & Sutton (2013, §6.2), with the rule applied and its evidence.
 
     Verdicts: "holds" / "does not hold" when the Monte Carlo error (Z = 2 s.e.) decides,
     "not resolved" when it does not (more replicates would be needed).
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--m", type=int, nargs="+", default=[10, 20, 50, 100, 200])
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--scenarios", nargs="+", default=["multi-source-logistic", "star"])
     parser.add_argument("--store-dir", type=Path, help="keep the studies here (resumable)")
     parser.add_argument(
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             for m in args.m:
                 sc = factories[name](m, scheme)
                 n = cvr_replicates(args, name) if scheme == "random" else args.replicates
-                store = store_dir / f"{name}-{scheme}-M{m}-R{n}-s{args.seed}.nc"
+                store = store_dir / f"{name}-{scheme}-M{m}-R{n}-s{args.random_state}.nc"
                 res = one_study(sc, learners[name], methods, args, store, n)
                 results[name][scheme][m] = res
                 print(
@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         "replicates": args.replicates,
         "cvr_replicates": {name: cvr_replicates(args, name) for name in results},
         "m": args.m,
-        "seed": args.seed,
+        "seed": args.random_state,
         "results": {
             n: {s: {str(m): v for m, v in r.items()} for s, r in sc.items()}
             for n, sc in results.items()
@@ -431,7 +431,7 @@ def report(out: dict, results: dict, ms: list[int]) -> str:
                     f"| {m} | {r['theta_true']:.3g} ± {r['theta_true_se']:.2g} | {t['sigma2_term']:.3g} | "
                     f"{t['omega_term']:.3g} | {t['gamma_term']:.3g} | {cells} |"
                 )
-        lines += ["", f"### Claims of 000 §6.2 in {name}", ""]
+        lines += ["", f"### Claims of Geras & Sutton (2013, §6.2) in {name}", ""]
         for c in out["claims"][name]:
             lines.append(
                 f"- **{c['verdict']}**: {c['claim']}. Rule: {c['rule']}. {c['evidence']}."

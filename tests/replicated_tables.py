@@ -57,7 +57,7 @@ def make_tables(scheme, kind):
         return observed, boot
     if kind == "independent":
         runs = [cv(Ridge(), seed, scheme) for seed in range(3)]
-        return stack_replicates(runs, kind="independent"), None
+        return stack_replicates(runs, replicate_kind="independent"), None
     # Repeated CV of the same data: random K-fold re-partitions; leave-one-source-out has
     # one partition, so the runs differ by a randomised learner.
     if scheme == "random":
@@ -65,4 +65,4 @@ def make_tables(scheme, kind):
     runs = [
         cv(BaggingRegressor(Ridge(), n_estimators=3, random_state=r), 0, scheme) for r in range(3)
     ]
-    return stack_replicates(runs, kind="repeat"), None
+    return stack_replicates(runs, replicate_kind="repeat"), None

@@ -75,14 +75,14 @@ NESTED = [
     (["--target", "nope"], "target column 'nope' is not in"),
     (["--target", "y", "--source", "nope"], "source column 'nope' is not in"),
     (["--target", "y", "--source", "y"], "target and the source must be different"),
-    (["--target", "y", "--folds", "1"], "n_folds must be an integer >= 3, got 1"),
+    (["--target", "y", "--n-splits", "1"], "n_splits must be an integer >= 3, got 1"),
     (["--target", "y", "--repeats", "0"], "n_repeats must be an integer >= 1, got 0"),
     (["--target", "y", "--bias-repeats", "-1"], "n_bias_repeats must be an integer >= 0"),
     (["--target", "y", "--level", "1.5"], "level must be a number in (0, 1), got 1.5"),
-    (["--target", "y", "--seed", "-1"], "random_state must be in [0, 2**63), got -1"),
+    (["--target", "y", "--random-state", "-1"], "random_state must be in [0, 2**63), got -1"),
     (["--target", "y", "--task", "classification"], "non-integer values, not class labels"),
     (["--target", "y", "--model", "logistic"], "non-integer values"),
-    (["--target", "y", "--folds", "25"], "at least 2 * n_folds = 50 points"),
+    (["--target", "y", "--n-splits", "25"], "at least 2 * n_splits = 50 points"),
     (["--target", "y", "--n-jobs", "0"], "--n-jobs must be a non-zero integer"),
     (["--target", "y", "--out", "dir"], "--out dir: is a directory, not a file"),
     (["--target", "y", "--out", "file/result.nc"], "directory file: exists and is not a"),
@@ -92,7 +92,7 @@ NESTED = [
 @pytest.mark.parametrize(("extra", "words"), NESTED)
 def test_nested_bad_options(folder, capsys, monkeypatch, extra, words):
     monkeypatch.chdir(folder)
-    argv = ["nested", "data.csv", "--repeats", "1", "--folds", "3", *extra, "--no-progress"]
+    argv = ["nested", "data.csv", "--repeats", "1", "--n-splits", "3", *extra, "--no-progress"]
     assert words in fail(capsys, argv, "nested")
 
 
@@ -122,7 +122,7 @@ def test_nested_checks_out_before_fitting(folder, locked, capsys, monkeypatch):
 
 def test_nested_makes_the_out_directory(folder, capsys):
     out = folder / "new" / "sub" / "result.nc"
-    argv = ["nested", str(folder / "data.csv"), "--target", "y", "--folds", "3", "--repeats",
+    argv = ["nested", str(folder / "data.csv"), "--target", "y", "--n-splits", "3", "--repeats",
             "1", "--out", str(out), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     assert out.is_file()
@@ -152,8 +152,8 @@ DEMO = [
     (["--n-splits", "0"], "--n-splits must be an integer >= 2, got 0"),
     (["--n-splits", "1"], "--n-splits must be an integer >= 2, got 1"),
     (["--n-jobs", "0"], "--n-jobs must be a non-zero integer"),
-    (["--seed", "-1"], "--seed must be an integer in [0, 2**32), got -1"),
-    (["--seed", str(2**32)], "--seed must be an integer in [0, 2**32)"),
+    (["--random-state", "-1"], "--random-state must be an integer in [0, 2**32), got -1"),
+    (["--random-state", str(2**32)], "--random-state must be an integer in [0, 2**32)"),
     (["--out", "file"], "--out file: exists and is not a directory"),
     (["--out", "file/sub"], "--out file/sub: cannot write there (Not a directory)"),
     (["--out", "dir_with_dir"], "--out dir_with_dir: study.nc is a directory, not a file"),

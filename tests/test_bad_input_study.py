@@ -11,7 +11,7 @@ from bayescv.cli import main
 from bayescv.compare import BatesLogistic, run_study
 from bayescv.compare._store import StoreInUseError, StudyStore
 
-TINY = BatesLogistic(n=40, p=3, n_folds=4)
+TINY = BatesLogistic(n=40, p=3, n_splits=4)
 NAIVE = ["naive_points"]
 
 
@@ -45,7 +45,12 @@ def _bad_manifest(tmp_path):
 API_CASES = [
     ("n_replicates", {"n_replicates": 0}, ValueError, "n_replicates must be a positive integer"),
     ("backend", {"backend": "spark"}, ValueError, "backend must be 'joblib' or 'dask'"),
-    ("on_error", {"on_error": "ignore"}, ValueError, "on_error must be 'raise' or 'record'"),
+    (
+        "error_score",
+        {"error_score": "ignore"},
+        ValueError,
+        "error_score must be 'raise' or numpy.nan",
+    ),
     ("level", {"level": 1.5}, ValueError, "level"),
     ("unknown method", {"methods": ["nope"]}, ValueError, "unknown method 'nope'"),
     ("no methods", {"methods": []}, ValueError, "no methods selected"),
@@ -60,13 +65,13 @@ API_CASES = [
         "unknown option",
         {"method_options": {"closed_form": {"foo": 1}}},
         ValueError,
-        "unknown option 'foo' for closed_form; valid options: dist",
+        "unknown option 'foo' for closed_form; valid options: kind",
     ),
     (
         "unknown bootstrap option",
         {"methods": ["bootstrap"], "method_options": {"bootstrap": {"n_boot": 3}}},
         ValueError,
-        "unknown option 'n_boot' for bootstrap; valid options: n_bootstrap, dist",
+        "unknown option 'n_boot' for bootstrap; valid options: n_bootstrap, kind",
     ),
     (
         "option of a method not selected",
@@ -83,7 +88,7 @@ API_CASES = [
     ),
     (
         "batched method's option under its name",
-        {"method_options": {"naive_points": {"dist": "t"}}},
+        {"method_options": {"naive_points": {"kind": "t"}}},
         ValueError,
         "options of naive_points go under 'closed_form', its batch",
     ),
@@ -159,12 +164,12 @@ CLI_CASES = [
     (
         "unknown option",
         ["--option", "closed_form.foo=1"],
-        "unknown option 'foo' for closed_form; valid options: dist",
+        "unknown option 'foo' for closed_form; valid options: kind",
     ),
     (
         "unknown option of a selected refit method",
         ["--methods", "bootstrap", "--option", "bootstrap.n_boot=3"],
-        "valid options: n_bootstrap, dist",
+        "valid options: n_bootstrap, kind",
     ),
     (
         "option of a method not selected",
@@ -173,18 +178,18 @@ CLI_CASES = [
     ),
     (
         "batched method's option under its name",
-        ["--option", "theta_A.dist=t"],
+        ["--option", "theta_A.kind=t"],
         "options of theta_A go under 'closed_form'",
     ),
-    ("object", ["--option", 'closed_form.dist={"a":'], "is not valid JSON"),
-    ("array", ["--option", "closed_form.dist=[1, 2"], "is not valid JSON"),
-    ("string", ["--option", 'closed_form.dist="t'], "is not valid JSON"),
+    ("object", ["--option", 'closed_form.kind={"a":'], "is not valid JSON"),
+    ("array", ["--option", "closed_form.kind=[1, 2"], "is not valid JSON"),
+    ("string", ["--option", 'closed_form.kind="t'], "is not valid JSON"),
     (
         "number",
         ["--option", "bootstrap.n_bootstrap=1,2", "--methods", "bootstrap"],
         "is not valid JSON",
     ),
-    ("no value", ["--option", "closed_form.dist="], "--option closed_form.dist has no value"),
+    ("no value", ["--option", "closed_form.kind="], "--option closed_form.kind has no value"),
     ("shape", ["--option", "nested_cv=3"], "--option must look like METHOD.KEY=VALUE"),
     ("replicates", ["--replicates", "0"], "--replicates must be positive"),
     ("unknown method", ["--methods", "naive_points,nope"], "unknown method 'nope'"),
@@ -207,12 +212,12 @@ def test_cli_refuses_bad_input_with_exit_2_and_one_line(argv, words, capsys):
 
 
 def test_cli_keeps_bare_words_and_parses_json_values():
-    # dist=t is a bare word (a string); JSON values keep their type
+    # kind=t is a bare word (a string); JSON values keep their type
     from bayescv.cli import study as cli_study
 
-    items = ["closed_form.dist=t", "bootstrap.n_bootstrap=3", 'x.y="3"', "x.z=[1, 2]", "x.w=null"]
+    items = ["closed_form.kind=t", "bootstrap.n_bootstrap=3", 'x.y="3"', "x.z=[1, 2]", "x.w=null"]
     assert cli_study._options(items) == {
-        "closed_form": {"dist": "t"},
+        "closed_form": {"kind": "t"},
         "bootstrap": {"n_bootstrap": 3},
         "x": {"y": "3", "z": [1, 2], "w": None},
     }

@@ -24,7 +24,7 @@ from sklearn.preprocessing import StandardScaler
 
 from bayescv import shift
 from bayescv.classical import cv_intervals, variance_estimates
-from bayescv.classical.paired import loss_differences
+from bayescv.losses import loss_differences
 from bayescv.cv import bootstrap_cv_losses, cross_val_losses
 from bayescv.losses import (
     from_arrays,
@@ -135,7 +135,7 @@ CASES = [
          ValueError, ("empty input",)),
     Case("validate a frame", lambda t: validate(pd.DataFrame({"loss": [1.0]})),
          TypeError, ("xarray.Dataset",)),
-    Case("stack nothing", lambda t: stack_replicates([], kind="repeat"),
+    Case("stack nothing", lambda t: stack_replicates([], replicate_kind="repeat"),
          ValueError, ("no tables to stack",)),
     # ------------------------------------------------------------ loss-table files
     Case("empty file", lambda t: read_table(csv_file(t, "")),
@@ -211,8 +211,8 @@ CASES = [
     Case("level as text", lambda t: cv_intervals(table(), level="0.9"), ValueError, ("'0.9'",)),
     Case("level True", lambda t: cv_intervals(table(), level=True), ValueError, ("True",)),
     Case("level complex", lambda t: cv_intervals(table(), level=0.9 + 0j), ValueError, ("(0, 1)",)),
-    Case("unknown dist", lambda t: cv_intervals(table(), dist="cauchy"),
-         ValueError, ("dist must be",)),
+    Case("unknown kind", lambda t: cv_intervals(table(), kind="cauchy"),
+         ValueError, ("kind must be",)),
     Case("DataFrame to cv_intervals",
          lambda t: cv_intervals(pd.DataFrame({"loss": LOSSES, "block": BLOCKS})),
          TypeError, ("xarray.Dataset", "got DataFrame", "from_frame")),
@@ -405,7 +405,7 @@ ACCEPTED = [
     ("shift: float32 min_ess_fraction", lambda t: shift.importance_weighted_risk(
         L, W, min_ess_fraction=np.float32(0.1)), lambda ds: ds.attrs["min_ess_fraction"] > 0),
     ("shift: one method as a string", lambda t: shift.target_risk_intervals(L, W, methods="iw"),
-     lambda ds: ds["method"].values.tolist() == ["iw"]),
+     lambda ds: ds["method_name"].values.tolist() == ["iw"]),
     ("losses of 1e150", lambda t: cv_intervals(from_arrays(np.linspace(1, 2, 6) * 1e150, BLOCKS),
                                                "all"),
      lambda ds: bool((np.isfinite(ds["upper"]) | (ds["flag"] != "")).all())),

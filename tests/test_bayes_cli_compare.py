@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from bayescv.bayes import compare_learners, paired_differences
+from bayescv.bayes import paired_comparison
+from bayescv.losses import loss_differences
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.cli import main
 from bayescv.losses import from_arrays, to_frame
@@ -46,7 +47,7 @@ def test_cli_prints_intervals_as_json_and_writes_plots(csv_path, tmp_path, capsy
         "300",
         "--chains",
         "2",
-        "--seed",
+        "--random-state",
         "1",
         "--sampler",
         "pymc",
@@ -70,7 +71,7 @@ def test_cli_table_output(csv_path, capsys):
     path, _ = csv_path
     argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source", "--draws", "300"]
     argv += ["--tune", "300", "--sampler", "pymc"]
-    assert main([*argv, "--chains", "2", "--level", "0.9", "--interval", "hdi"]) == 0
+    assert main([*argv, "--chains", "2", "--level", "0.9", "--kind", "hdi"]) == 0
     out = capsys.readouterr().out
     assert "90% intervals (posterior_hdi" in out
     assert "bayes_ose" in out
@@ -103,12 +104,12 @@ def test_cli_missing_file(tmp_path, capsys):
 def test_paired_differences_require_the_same_points():
     a = from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], scheme="source")
     b = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 0, 1, 1], scheme="source")
-    d = paired_differences(a, b)
+    d = loss_differences(a, b)
     np.testing.assert_allclose(d["loss"].values, [0.1, 0.0, 0.2, 0.0])
-    assert d.attrs["loss_name"] == "difference"
+    assert d.attrs["loss_name"] == "difference of unknown (A - B)"  # from_arrays names it "unknown"
     other = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 1, 0, 1], scheme="source")
-    with pytest.raises(ValueError, match="do not pair"):
-        paired_differences(a, other)
+    with pytest.raises(ValueError, match="differ in 'block'"):
+        loss_differences(a, other)
 
 
 def test_compare_learners_probabilities():
@@ -118,7 +119,7 @@ def test_compare_learners_probabilities():
     a = simulate_losses(sizes, mu=1.0, nu=0.04, gamma_sd=0.01, rho=0.1, random_state=1)
     shift = np.repeat([0.3, 0.25, 0.35, 0.3, 0.28], sizes)
     b = a.copy(data={"loss": a["loss"].values + shift + 0.05 * rng.standard_normal(shift.size)})
-    _idata, summary = compare_learners(a, b, rope=0.05, random_state=0, **FAST)
+    _idata, summary = paired_comparison(a, b, rope=0.05, random_state=0, **FAST)
     assert list(summary["target"].values) == [
         "0", "1", "2", "3", "4", "sources", "ose", "new_source",
     ]  # fmt: skip
@@ -135,7 +136,7 @@ def test_compare_learners_probabilities():
         summary["mean"].sel(target="ose"), _idata.posterior["mu0"].values.mean()
     )
     # Equivalent learners: the mean difference falls in a generous ROPE.
-    _, same = compare_learners(
+    _, same = paired_comparison(
         a,
         a.copy(data={"loss": a["loss"].values + 0.01 * rng.standard_normal(shift.size)}),
         rope=0.05,
@@ -144,4 +145,4 @@ def test_compare_learners_probabilities():
     )
     assert float(same["p_equivalent"].sel(target="sources")) > 0.95
     with pytest.raises(ValueError, match="rope"):
-        compare_learners(a, b, rope=-1.0)
+        paired_comparison(a, b, rope=-1.0)

@@ -5,7 +5,7 @@ K-fold table with ``KeyError: 'Unknown shared variable: scatter_tau'``, because 
 tests name ``sampler="pymc"`` and none ran the default on K-fold tables. Here both schemes
 and every replicate kind are fitted with the default and with PyMC's NUTS, on loss tables of
 real CV runs (a ridge regression: random K-fold and leave-one-source-out, unequal block
-sizes), and so are :func:`~bayescv.bayes.compare_learners` and the ``bayescv bayes``
+sizes), and so are :func:`~bayescv.bayes.paired_comparison` and the ``bayescv bayes``
 command with their default sampler.
 
 The chains are short (2 x 200 draws after 200 tuning steps): the tests check that a fit runs
@@ -25,7 +25,7 @@ from replicated_tables import cv, data, make_tables, split
 from sklearn.linear_model import Ridge
 
 from bayescv import cross_val_losses, to_frame
-from bayescv.bayes import SamplingWarning, compare_learners, fit, posterior_intervals
+from bayescv.bayes import SamplingWarning, fit, paired_comparison, posterior_intervals
 
 pytest.importorskip("pymc")
 
@@ -67,7 +67,7 @@ def _fit(*args, **kwargs):
 
 def _check_intervals(idata, scheme):
     ci = posterior_intervals(idata)
-    assert ci["method"].values.tolist() == TARGETS[scheme]
+    assert ci["method_name"].values.tolist() == TARGETS[scheme]
     assert ci["target"].values.tolist() == [m.removeprefix("bayes_") for m in TARGETS[scheme]]
     lower, estimate, upper = (ci[v].values for v in ("lower", "estimate", "upper"))
     assert np.isfinite(lower).all()
@@ -97,8 +97,8 @@ def test_fit_runs_on_every_table_with_every_sampler(tables, scheme, kind, sample
     # The fixed-source target is centred on the pooled CV estimate whatever the sampler
     # (E[expected_cv] = μ̂ exactly; 6 posterior sds is far beyond Monte Carlo error).
     mu_hat = float(observed["loss"].mean())
-    se = float(ci["se"].sel({"method": "bayes_expected_cv"}))
-    assert abs(float(ci["estimate"].sel({"method": "bayes_expected_cv"})) - mu_hat) < 6 * se
+    se = float(ci["se"].sel(method_name="bayes_expected_cv"))
+    assert abs(float(ci["estimate"].sel(method_name="bayes_expected_cv")) - mu_hat) < 6 * se
 
 
 def test_auto_fit_is_reproducible(tables):
@@ -126,7 +126,7 @@ def test_compare_learners_with_the_default_sampler(scheme):
     a, b = _pair(scheme)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)
-        idata, summary = compare_learners(a, b, rope=0.01, random_state=0, **SHORT)
+        idata, summary = paired_comparison(a, b, rope=0.01, random_state=0, **SHORT)
     assert idata.sample_stats.attrs["sampler"] == AUTO
     assert idata.sample_stats.attrs["sampler_requested"] == "auto"
     blocks = [str(x) for x in np.unique(a["block"].values)]

@@ -93,7 +93,7 @@ def test_groups_and_diagnostics_are_recorded(fitted):
 
 
 def test_theta_is_equation_7(fitted):
-    # Equal sizes M: θ_CVS = Σσ²/(K²M) + (M−1)Σω/(K²M) + Σ_{k≠l}γ_kl/K² (000, eq. 7),
+    # Equal sizes M: θ_CVS = Σσ²/(K²M) + (M−1)Σω/(K²M) + Σ_{k≠l}γ_kl/K² (Geras & Sutton 2013, eq. 7),
     # with σ_k² = ν_k + ω_k and γ_kl = ρ s_k s_l.
     m = 40
     nu, sd, rho = _draws(fitted, "nu"), _draws(fitted, "gamma_sd"), _draws(fitted, "rho")
@@ -116,7 +116,7 @@ def test_expected_cv_is_centred_on_the_cv_estimate(fitted, table):
 
 
 def test_ose_is_mu0_and_new_source_is_its_predictive(fitted):
-    # OSE (000 eq. 3) is an expectation over new sources, the population mean μ₀: its draws
+    # OSE (Geras & Sutton 2013, eq. 3) is an expectation over new sources, the population mean μ₀: its draws
     # are μ₀'s. One new source's error is new_source = μ₀ + τ z, z ~ N(0, 1) independent of
     # (μ₀, τ), so Var(new_source) = Var(μ₀) + E[τ²] (law of total variance). Check the
     # construction exactly: (new_source − μ₀) / τ is a standard normal sample (KS test).
@@ -126,14 +126,14 @@ def test_ose_is_mu0_and_new_source_is_its_predictive(fitted):
     np.testing.assert_array_equal(ose, mu0)
     assert stats.kstest((new - mu0) / tau, "norm").pvalue > 1e-3
     assert new.var() == pytest.approx(mu0.var() + np.mean(tau**2), rel=0.15)
-    ci = posterior_intervals(fitted, 0.9)
+    ci = posterior_intervals(fitted, level=0.9)
     width = ci["upper"] - ci["lower"]
     # The predictive carries τ² itself, μ₀ only about τ²/K: the new-source interval is wider.
-    assert float(width.sel({"method": "bayes_new_source"})) > 1.5 * float(
-        width.sel({"method": "bayes_ose"})
+    assert float(width.sel(method_name="bayes_new_source")) > 1.5 * float(
+        width.sel(method_name="bayes_ose")
     )
-    assert float(width.sel({"method": "bayes_new_source"})) > 1.5 * float(
-        width.sel({"method": "bayes_expected_cv"})
+    assert float(width.sel(method_name="bayes_new_source")) > 1.5 * float(
+        width.sel(method_name="bayes_expected_cv")
     )
 
 
@@ -159,15 +159,15 @@ def test_ose_posterior_sd_is_that_of_a_mean_over_sources():
         axis2=-1,
     )
     reference = np.sqrt((float((post["tau"] ** 2).mean()) + sigma_kk.mean()) / k)
-    ci = posterior_intervals(idata, 0.95)
-    sd = float(ci["se"].sel({"method": "bayes_ose"}))
+    ci = posterior_intervals(idata, level=0.95)
+    sd = float(ci["se"].sel(method_name="bayes_ose"))
     assert 0.75 < sd / reference < 1.35, (sd, reference)
     # ... so wider than the sources-at-hand interval (sd ≈ sqrt(Σ_kk / K) without τ²) ...
-    assert sd > 1.3 * float(ci["se"].sel({"method": "bayes_expected_cv"}))
+    assert sd > 1.3 * float(ci["se"].sel(method_name="bayes_expected_cv"))
     # ... and narrower than the one-new-source predictive, whose variance is Var(μ₀) + E[τ²].
     width = ci["upper"] - ci["lower"]
-    assert float(width.sel({"method": "bayes_new_source"})) > 2 * float(
-        width.sel({"method": "bayes_ose"})
+    assert float(width.sel(method_name="bayes_new_source")) > 2 * float(
+        width.sel(method_name="bayes_ose")
     )
 
 
@@ -212,20 +212,20 @@ def test_auto_sampler_is_nutpie_when_installed_else_pymc(monkeypatch, table, fit
 
 def test_posterior_intervals_contract(fitted):
     for kind in ("eti", "hdi"):
-        ci = posterior_intervals(fitted, 0.9, kind=kind)
-        assert list(ci["method"].values) == [
+        ci = posterior_intervals(fitted, level=0.9, kind=kind)
+        assert list(ci["method_name"].values) == [
             "bayes_expected_cv",
             "bayes_ose",
             "bayes_new_source",
         ]
         assert list(ci["target"].values) == ["expected_cv", "ose", "new_source"]
-        assert ci.attrs["dist"] == f"posterior_{kind}"
+        assert ci.attrs["kind"] == f"posterior_{kind}"
         assert ci.attrs["level"] == 0.9
         assert (ci["lower"] < ci["estimate"]).all()
         assert (ci["estimate"] < ci["upper"]).all()
         assert (ci["flag"] == "").all()
         assert ci.attrs["seed"] == 0
-    ci = posterior_intervals(fitted, 0.9)
+    ci = posterior_intervals(fitted, level=0.9)
     draws = _draws(fitted, "expected_cv").ravel()
     # Equal-tailed: 5 % of the draws below the lower bound (exact by construction).
     assert np.mean(draws < float(ci["lower"][0])) == pytest.approx(0.05, abs=1 / draws.size)
@@ -277,11 +277,13 @@ def test_bootstrap_replicates_inform_sigma_not_mu():
     mu_hat = float(observed["loss"].mean())
     # Idealised bootstrap: replicates with the observed design and the same Σ.
     boot_tables = [_sim(sizes, seed=100 + b) for b in range(n_boot)]
-    boot = stack_replicates(boot_tables, kind="bootstrap")
+    boot = stack_replicates(boot_tables, replicate_kind="bootstrap")
     longer = {**FAST, "draws": 500, "tune": 500}  # the scales s_k have long left tails
     right = fit(observed, bootstrap=boot, random_state=2, **longer)
     wrong = fit(
-        stack_replicates([observed, *boot_tables], kind="independent"), random_state=2, **longer
+        stack_replicates([observed, *boot_tables], replicate_kind="independent"),
+        random_state=2,
+        **longer,
     )
     sd_right = _draws(right, "expected_cv").std()
     sd_wrong = _draws(wrong, "expected_cv").std()
@@ -329,7 +331,7 @@ def test_large_n_converges_without_divergences():
 
 def test_cvr_model_gives_equation_2():
     # Random K-fold: exchangeable folds, one ν, ω, γ = ρω and one mean; equal folds of M give
-    # θ_CVR = σ²/(KM) + (M−1)ω/(KM) + (K−1)γ/K (000, eq. 2), and no new-source target.
+    # θ_CVR = σ²/(KM) + (M−1)ω/(KM) + (K−1)γ/K (Geras & Sutton 2013, eq. 2), and no new-source target.
     m = 30
     table = simulate_losses(
         [m] * K, mu=0.3, nu=1.0, gamma_sd=0.1, rho=0.3, scheme="random", random_state=6
@@ -340,7 +342,7 @@ def test_cvr_model_gives_equation_2():
     eq2 = (nu + omega) / (K * m) + (m - 1) * omega / (K * m) + (K - 1) * gamma / K
     np.testing.assert_allclose(_draws(idata, "theta"), eq2, rtol=1e-12)
     ci = posterior_intervals(idata)
-    assert list(ci["method"].values) == ["bayes_expected_cv"]
+    assert list(ci["method_name"].values) == ["bayes_expected_cv"]
     assert "ose" not in idata.posterior
 
 

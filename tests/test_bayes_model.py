@@ -102,7 +102,7 @@ def test_collapsed_loglik_equals_full_data_density(source_model, sizes, p):
 
 @pytest.mark.parametrize("sizes", [[5, 5, 5, 5], [6, 3, 4, 2]], ids=["equal", "unequal"])
 def test_cvr_loglik_equals_full_data_density(random_model, sizes):
-    # CVR model: one μ, ν, ω and γ = ρ ω for every fold (exchangeable folds, 000 section 2).
+    # CVR model: one μ, ν, ω and γ = ρ ω for every fold (exchangeable folds; Geras & Sutton 2013, §2).
     model, logp = random_model
     table = _table(sizes, seed=3, scheme="random")
     model.set_data(model_data(collapse(table)))
@@ -147,7 +147,7 @@ def test_repeated_cv_is_tempered_not_multiplied(source_model):
     # the parameters the total is the mean of the single-run full-data log-densities ...
     model, logp = source_model
     runs = [_table([4, 4, 4, 4], seed=s) for s in (1, 2, 3)]
-    rep = collapse(stack_replicates(runs, kind="repeat"))
+    rep = collapse(stack_replicates(runs, replicate_kind="repeat"))
     cov = _full_cov([4] * 4, PARAMS)
     singles = [
         stats.multivariate_normal(np.full(16, PARAMS["mu0"]), cov).logpdf(t["loss"].values)
@@ -175,7 +175,7 @@ def test_repeated_cv_is_tempered_not_multiplied(source_model):
         logp(model.point(PARAMS)), np.log(value) + np.mean(singles), atol=1e-8
     )
     # ... and R identical runs carry exactly the information of one.
-    same = collapse(stack_replicates([runs[0]] * 5, kind="repeat"))
+    same = collapse(stack_replicates([runs[0]] * 5, replicate_kind="repeat"))
     one = collapse(runs[0])
     for name in ("n", "ybar", "W", "dof", "w_const"):
         np.testing.assert_allclose(getattr(same, name), getattr(one, name), atol=1e-12)
@@ -188,7 +188,7 @@ def test_bootstrap_term_is_density_of_centred_replicates(source_model):
     model, logp = source_model
     observed = _table([5, 5, 5, 5], seed=7)
     boots = [_table([5, 5, 5, 5], seed=100 + b) for b in range(6)]
-    boot = stack_replicates(boots, kind="bootstrap")
+    boot = stack_replicates(boots, replicate_kind="bootstrap")
     s = collapse(observed, boot)
     assert s.kind == "bootstrap"
     assert s.scatter_df == 5

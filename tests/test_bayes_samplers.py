@@ -88,10 +88,10 @@ def test_ten_sources_converge_for_every_replicate_kind(kind):
     if kind == "single":
         idata = fit(observed, sampler="pymc", random_state=5)
     elif kind == "bootstrap":
-        boot = stack_replicates(others, kind="bootstrap")
+        boot = stack_replicates(others, replicate_kind="bootstrap")
         idata = fit(observed, bootstrap=boot, sampler="pymc", random_state=5)
     else:
-        table = stack_replicates([observed, *others], kind=kind)
+        table = stack_replicates([observed, *others], replicate_kind=kind)
         idata = fit(table, sampler="pymc", random_state=5)
     ci = posterior_intervals(idata)
     assert (ci["flag"] == "").all()

@@ -93,7 +93,7 @@ def test_variance_estimates_unequal_sizes_nan_with_note():
 
 def test_variance_estimates_independent_replicates():
     tables = [table_for(seed=s)[0] for s in range(3)]
-    stacked = stack_replicates(tables, kind="independent")
+    stacked = stack_replicates(tables, replicate_kind="independent")
     ds = variance_estimates(stacked)
     assert ds["theta"].dims == ("replicate", "estimator")
     for r, table in enumerate(tables):
@@ -108,11 +108,11 @@ def test_bounds_are_estimate_plus_minus_z_root_theta(level):
     table, e2d = table_for(seed=1, spread=0.0)  # a seed where every θ̂ > 0
     ci = cv_intervals(table, "all", level=level)
     assert (ci["theta"] > 0).all()
-    assert ci["method"].values.tolist() == list(INTERVAL_METHODS)
+    assert ci["method_name"].values.tolist() == list(INTERVAL_METHODS)
     z = stats.norm.ppf(0.5 + level / 2)
     theta = variance_estimates(table)["theta"]
     for name in ESTIMATORS:
-        row = ci.sel({"method": name})
+        row = ci.sel(method_name=name)
         assert row["flag"] == ""
         np.testing.assert_allclose(row["theta"], theta.sel(estimator=name), rtol=1e-14)
         np.testing.assert_allclose(row["estimate"], e2d.mean(), rtol=1e-14)
@@ -122,29 +122,29 @@ def test_bounds_are_estimate_plus_minus_z_root_theta(level):
         np.testing.assert_allclose(row["upper"], e2d.mean() + z * se, rtol=1e-13)
         assert np.isinf(row["df"])
     assert ci.attrs["level"] == level
-    assert ci.attrs["dist"] == "normal"
+    assert ci.attrs["kind"] == "normal"
     # a hand-computed one: θ_3 is the squared standard error of the fold means
     half = z * np.sqrt(se2_block_means(e2d))
     np.testing.assert_allclose(
-        ci["upper"].sel({"method": "theta_3"}), e2d.mean() + half, rtol=1e-12
+        ci["upper"].sel(method_name="theta_3"), e2d.mean() + half, rtol=1e-12
     )
 
 
 def test_t_quantiles_use_documented_df():
     table, _e2d = table_for(K=5, M=4, seed=11, spread=0.0)  # a seed where every θ̂ > 0
     K, N = 5, 20
-    ci = cv_intervals(table, "all", dist="t", level=0.9)
+    ci = cv_intervals(table, "all", kind="t", level=0.9)
     assert (ci["theta"] > 0).all()
     documented = {"naive_points": N - 1, "bayle_all_pairs": N - 1, "bayle_within": N - K}
     for name in ESTIMATORS:
         df = documented.get(name, K - 1)  # K − 1 for the block-level estimators
-        row = ci.sel({"method": name})
+        row = ci.sel(method_name=name)
         assert float(row["df"]) == df
         q = stats.t.ppf(0.95, df)
         np.testing.assert_allclose(
             row["upper"] - row["estimate"], q * np.sqrt(float(row["theta"])), rtol=1e-12
         )
-    assert ci.attrs["dist"] == "t"
+    assert ci.attrs["kind"] == "t"
 
 
 def test_negative_theta_is_flagged_not_clipped():
@@ -158,7 +158,7 @@ def test_negative_theta_is_flagged_not_clipped():
     for e, names in [(apart, ["theta_2", "theta_omega"]), (level, ["theta_5"])]:
         ci = cv_intervals(from_arrays(e, blocks), [*names, "theta_3"])
         for name in names:
-            row = ci.sel({"method": name})
+            row = ci.sel(method_name=name)
             assert float(row["theta"]) < 0  # kept as computed, not clipped to 0
             assert row["flag"] == "negative_variance"
             assert np.isnan(row["lower"])
@@ -177,26 +177,28 @@ def test_targets_per_scheme():
     ci = cv_intervals(random_table, "all")
     for name in INTERVAL_METHODS:
         expected = "kfold_test_error" if name.startswith("bayle_") else "err"
-        assert ci["target"].sel({"method": name}) == expected
+        assert ci["target"].sel(method_name=name) == expected
         assert interval_target(name, "random") == expected
     ci = cv_intervals(source_table)
-    assert ci["method"].values.tolist() == list(default_methods("source"))
+    assert ci["method_name"].values.tolist() == list(default_methods("source"))
     for name in default_methods("source"):
         expected = "kfold_test_error" if name.startswith("bayle_") else "expected_cv"
-        assert ci["target"].sel({"method": name}) == expected
+        assert ci["target"].sel(method_name=name) == expected
     assert ci.attrs["target"] == "expected_cv, kfold_test_error"
     assert ci.attrs["scheme"] == "source"
-    assert cv_intervals(random_table)["method"].values.tolist() == list(default_methods("random"))
+    assert cv_intervals(random_table)["method_name"].values.tolist() == list(
+        default_methods("random")
+    )
 
 
 def test_independent_replicates_match_each_table_alone():
     tables = [table_for(seed=s)[0] for s in (10, 11, 12)]
-    stacked = stack_replicates(tables, kind="independent")
-    ci = cv_intervals(stacked, "all", dist="t")
-    assert ci["estimate"].dims == ("replicate", "method")
+    stacked = stack_replicates(tables, replicate_kind="independent")
+    ci = cv_intervals(stacked, "all", kind="t")
+    assert ci["estimate"].dims == ("replicate", "method_name")
     assert ci["replicate"].values.tolist() == [0, 1, 2]
     for r, table in enumerate(tables):
-        alone = cv_intervals(table, "all", dist="t")
+        alone = cv_intervals(table, "all", kind="t")
         for var in ("estimate", "lower", "upper", "se", "theta", "df"):
             np.testing.assert_allclose(ci[var].isel(replicate=r), alone[var], rtol=1e-12)
         assert ci["flag"].isel(replicate=r).values.tolist() == alone["flag"].values.tolist()
@@ -209,21 +211,21 @@ def test_repeat_averages_estimate_and_theta():
     runs = [rng.permutation(np.repeat(np.arange(K), M)) for _ in range(R)]  # new partitions
     table = from_arrays(np.tile(e, (R, 1)), np.stack(runs), replicate_kind="repeat")
     ci = cv_intervals(table, ["theta_3", "naive_points", "nadeau_bengio"], level=0.9)
-    assert ci["estimate"].dims == ("method",)
+    assert ci["estimate"].dims == ("method_name",)
     fold_means = [[e[run == k].mean() for k in range(K)] for run in runs]
     # θ̂ is the mean of the runs' θ̂ (cv_intervals docstring); θ_3 = se² of the fold means
     theta_3 = np.mean([np.var(f, ddof=1) / K for f in fold_means])
     z = stats.norm.ppf(0.95)
-    row = ci.sel({"method": "theta_3"})
+    row = ci.sel(method_name="theta_3")
     np.testing.assert_allclose(row["estimate"], e.mean(), rtol=1e-13)
     np.testing.assert_allclose(row["theta"], theta_3, rtol=1e-12)
     np.testing.assert_allclose(row["lower"], e.mean() - z * np.sqrt(theta_3), rtol=1e-12)
-    np.testing.assert_allclose(ci["theta"].sel({"method": "naive_points"}), naive_points(e))
+    np.testing.assert_allclose(ci["theta"].sel(method_name="naive_points"), naive_points(e))
     # Nadeau–Bengio over J = R·K folds: (1/J + n_test/n_train) S², t with J − 1 df
     J = R * K
     S2 = np.var(np.ravel(fold_means), ddof=1)
     variance = (1 / J + M / (K * M - M)) * S2
-    nb = ci.sel({"method": "nadeau_bengio"})
+    nb = ci.sel(method_name="nadeau_bengio")
     np.testing.assert_allclose(nb["theta"], variance, rtol=1e-12)
     assert float(nb["df"]) == J - 1
     np.testing.assert_allclose(
@@ -231,16 +233,16 @@ def test_repeat_averages_estimate_and_theta():
     )
 
 
-@pytest.mark.parametrize("dist", ["normal", "t"])
-def test_nadeau_bengio_single_run_by_hand(dist):
+@pytest.mark.parametrize("kind", ["normal", "t"])
+def test_nadeau_bengio_single_run_by_hand(kind):
     table, e2d = table_for(K=5, M=6, seed=7)
     K, M = e2d.shape
-    ci = cv_intervals(table, ["nadeau_bengio"], dist=dist)
+    ci = cv_intervals(table, ["nadeau_bengio"], kind=kind)
     S2 = e2d.mean(axis=1).var(ddof=1)
     variance = (1 / K + M / (K * M - M)) * S2  # Nadeau & Bengio's corrected variance
-    row = ci.sel({"method": "nadeau_bengio"})
+    row = ci.sel(method_name="nadeau_bengio")
     np.testing.assert_allclose(row["theta"], variance, rtol=1e-12)
-    assert float(row["df"]) == K - 1  # always a t procedure, whatever `dist`
+    assert float(row["df"]) == K - 1  # always a t procedure, whatever `kind`
     half = stats.t.ppf(0.975, K - 1) * np.sqrt(variance)
     np.testing.assert_allclose(row["upper"] - row["lower"], 2 * half, rtol=1e-12)
     assert row["target"] == "err"
@@ -255,17 +257,17 @@ def test_bootstrap_from_a_hand_made_table():
         boot_losses, np.tile(np.repeat(np.arange(4), 6), (B, 1)), replicate_kind="bootstrap"
     )
     mu_b = boot_losses.mean(axis=1)
-    for dist, df in [("normal", np.inf), ("t", B - 1)]:
-        ci = bootstrap_interval(table, boot, level=0.9, dist=dist)
-        row = ci.sel({"method": "bootstrap"})
+    for kind, df in [("normal", np.inf), ("t", B - 1)]:
+        ci = bootstrap_interval(table, boot, level=0.9, kind=kind)
+        row = ci.sel(method_name="bootstrap")
         np.testing.assert_allclose(row["theta"], np.var(mu_b, ddof=1), rtol=1e-12)
         np.testing.assert_allclose(row["estimate"], e2d.mean(), rtol=1e-14)
         assert float(row["df"]) == df
-        q = stats.norm.ppf(0.95) if dist == "normal" else stats.t.ppf(0.95, B - 1)
+        q = stats.norm.ppf(0.95) if kind == "normal" else stats.t.ppf(0.95, B - 1)
         np.testing.assert_allclose(row["upper"], e2d.mean() + q * np.std(mu_b, ddof=1), rtol=1e-12)
     # with the defaults, cv_intervals appends "bootstrap" when bootstrap= is given
     both = cv_intervals(table, bootstrap=boot)
-    assert both["method"].values.tolist() == [*default_methods("random"), "bootstrap"]
+    assert both["method_name"].values.tolist() == [*default_methods("random"), "bootstrap"]
 
 
 def test_bootstrap_from_bootstrap_cv_losses(regression):
@@ -275,11 +277,11 @@ def test_bootstrap_from_bootstrap_cv_losses(regression):
     assert boot.attrs["replicate_kind"] == "bootstrap"
     ci = bootstrap_interval(observed, boot)
     mu_b = boot["loss"].values.mean(axis=1)
-    np.testing.assert_allclose(ci["theta"].sel({"method": "bootstrap"}), np.var(mu_b, ddof=1))
+    np.testing.assert_allclose(ci["theta"].sel(method_name="bootstrap"), np.var(mu_b, ddof=1))
     np.testing.assert_allclose(
-        ci["estimate"].sel({"method": "bootstrap"}), observed["loss"].values.mean(), rtol=1e-14
+        ci["estimate"].sel(method_name="bootstrap"), observed["loss"].values.mean(), rtol=1e-14
     )
-    assert ci["target"].sel({"method": "bootstrap"}) == "err"
+    assert ci["target"].sel(method_name="bootstrap") == "err"
 
 
 # ----------------------------------------------------------------- 6. bad input
@@ -299,8 +301,8 @@ def test_errors():
         cv_intervals(table, "theta_1 ")
     with pytest.raises(ValueError, match="no interval methods"):
         cv_intervals(table, [])
-    with pytest.raises(ValueError, match="dist must be"):
-        cv_intervals(table, dist="cauchy")
+    with pytest.raises(ValueError, match="kind must be"):
+        cv_intervals(table, kind="cauchy")
     with pytest.raises(ValueError, match="level"):
         cv_intervals(table, level=1.5)
     with pytest.raises(ValueError, match="replicate_kind='bootstrap'"):
@@ -317,13 +319,13 @@ def test_unequal_sizes_in_intervals():
     rng = np.random.default_rng(9)
     table = from_arrays(rng.normal(size=13), np.repeat([0, 1, 2], [3, 6, 4]))
     ci = cv_intervals(table, ["theta_3", "theta_A_weighted", "naive_folds"])
-    row = ci.sel({"method": "theta_3"})
+    row = ci.sel(method_name="theta_3")
     assert np.isnan(row["theta"])
     assert np.isnan(row["lower"])
     assert np.isnan(row["upper"])
     for name in ("theta_A_weighted", "naive_folds"):
-        assert ci["flag"].sel({"method": name}) == ""
-        assert np.isfinite(ci["lower"].sel({"method": name}))
+        assert ci["flag"].sel(method_name=name) == ""
+        assert np.isfinite(ci["lower"].sel(method_name=name))
     # cv_intervals sets flag "unequal_block_sizes" for an estimator that needs equal sizes
     # (bayescv/classical.py, the loop over names); the flag should say so.
     assert row["flag"] == "unequal_block_sizes"
@@ -335,13 +337,15 @@ def test_unequal_sizes_in_intervals():
 def test_all_on_a_source_table_leaves_out_random_kfold_methods():
     source_table, _ = table_for(seed=6, scheme="source")
     random_table, _ = table_for(seed=6)
-    names = cv_intervals(source_table, "all")["method"].values.tolist()
+    names = cv_intervals(source_table, "all")["method_name"].values.tolist()
     assert names == [m for m in INTERVAL_METHODS if m not in RANDOM_KFOLD_ONLY]
     assert set(RANDOM_KFOLD_ONLY) == {"theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
                                       "nadeau_bengio"}  # fmt: skip
     assert not set(RANDOM_KFOLD_ONLY) & set(default_methods("source"))
     # random tables keep every method
-    assert cv_intervals(random_table, "all")["method"].values.tolist() == list(INTERVAL_METHODS)
+    assert cv_intervals(random_table, "all")["method_name"].values.tolist() == list(
+        INTERVAL_METHODS
+    )
 
 
 def test_random_kfold_methods_named_on_a_source_table_are_flagged():
@@ -370,8 +374,8 @@ def test_random_kfold_flag_joins_other_flags():
 def test_theta_omega_not_a_source_default_but_available():
     table, _ = table_for(seed=7, scheme="source")
     assert "theta_omega" not in default_methods("source")
-    assert "theta_omega" not in cv_intervals(table)["method"].values
-    assert "theta_omega" in cv_intervals(table, "all")["method"].values
+    assert "theta_omega" not in cv_intervals(table)["method_name"].values
+    assert "theta_omega" in cv_intervals(table, "all")["method_name"].values
     row = cv_intervals(table, ["theta_omega"])
     assert row["flag"].item() in ("", "negative_variance")
 
@@ -383,14 +387,14 @@ def test_naive_folds_and_nadeau_bengio_centred_on_mean_of_fold_means():
     # blocks [1, 3] (mean 2) and [0, 0, 0, 4] (mean 1): m = 1.5, while μ̂ = 8/6.
     table = from_arrays([1.0, 3.0, 0.0, 0.0, 0.0, 4.0], [0, 0, 1, 1, 1, 1])
     ci = cv_intervals(table, ["naive_folds", "nadeau_bengio", "naive_points"], level=0.9)
-    naive = ci.sel({"method": "naive_folds"})
+    naive = ci.sel(method_name="naive_folds")
     # Σ_k (ē_k − m)² / (K(K − 1)) = (0.25 + 0.25) / 2 = 0.25: the variance of m (Bates eq. 9)
     z = stats.norm.ppf(0.95)
     assert float(naive["estimate"]) == 1.5
     np.testing.assert_allclose(float(naive["theta"]), 0.25, rtol=1e-15)
     np.testing.assert_allclose([naive["lower"], naive["upper"]], [1.5 - 0.5 * z, 1.5 + 0.5 * z])
-    assert float(ci["estimate"].sel({"method": "nadeau_bengio"})) == 1.5
-    np.testing.assert_allclose(float(ci["estimate"].sel({"method": "naive_points"})), 8 / 6)
+    assert float(ci["estimate"].sel(method_name="nadeau_bengio")) == 1.5
+    np.testing.assert_allclose(float(ci["estimate"].sel(method_name="naive_points")), 8 / 6)
 
 
 def test_naive_folds_centre_is_mu_hat_for_equal_sizes():
@@ -435,15 +439,15 @@ def finite_tables(draw):
 
 
 @settings(max_examples=150, deadline=None)
-@given(table=finite_tables(), dist=st.sampled_from(["normal", "t"]))
-def test_every_method_gives_finite_bounds_or_a_flag(table, dist):
+@given(table=finite_tables(), kind=st.sampled_from(["normal", "t"]))
+def test_every_method_gives_finite_bounds_or_a_flag(table, kind):
     # Warnings are errors here: an overflow inside any formula fails the test too.
     peak = float(np.abs(table["loss"].values).max())
     if peak > largest_loss(table.sizes["obs"]):
         with pytest.raises(ValueError, match=r"overflow float64.*rescale them"):
-            cv_intervals(table, "all", dist=dist)
+            cv_intervals(table, "all", kind=kind)
         return
-    ci = cv_intervals(table, "all", dist=dist)
+    ci = cv_intervals(table, "all", kind=kind)
     flagged = ci["flag"] != ""
     for var in ("estimate", "lower", "upper", "se", "theta"):
         finite = np.isfinite(ci[var])

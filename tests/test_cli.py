@@ -7,7 +7,7 @@ from bayescv.losses import read_netcdf
 
 
 def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--no-progress", "--seed", "1"]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--no-progress", "--random-state", "1"]) == 0
     out = capsys.readouterr().out
     assert "5748 pupils in 79 schools" in out
     assert "CVS (leave one school out)" in out

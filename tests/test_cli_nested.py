@@ -40,8 +40,8 @@ def test_json_classification_with_source(csv, capsys):
     path, _ = csv
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "label", "--source", "school", "--folds", "3",
-         "--repeats", "2", "--seed", "4"],
+        ["nested", str(path), "--target", "label", "--source", "school", "--n-splits", "3",
+         "--repeats", "2", "--random-state", "4"],
     )  # fmt: skip
     assert out["model"] == "logistic"  # auto: a two-valued target is a classification
     assert out["task"] == "classification"
@@ -60,11 +60,11 @@ def test_json_classification_with_source(csv, capsys):
 def test_table_regression_and_netcdf(csv, capsys, tmp_path):
     path, _ = csv
     nc = tmp_path / "out" / "nested.nc"
-    argv = ["nested", str(path), "--target", "score", "--model", "linear", "--folds", "4",
+    argv = ["nested", str(path), "--target", "score", "--model", "linear", "--n-splits", "4",
             "--repeats", "3", "--bias-correction", "paper", "--out", str(nc), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "90% interval for err_xy" in out
+    assert "95% interval for err_xy" in out
     assert "LinearRegression()" in out
     assert "c = 1.5" in out  # paper constant 1 + (4 - 2) / 4
     assert "fits       34 in" in out  # 3 * (4 + 6) + 1 * 4
@@ -77,7 +77,7 @@ def test_options_reach_nested_cv(csv, capsys):
     path, _ = csv
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "score", "--model", "ridge", "--folds", "4",
+        ["nested", str(path), "--target", "score", "--model", "ridge", "--n-splits", "4",
          "--repeats", "2", "--bias-repeats", "0", "--bias-correction", "none", "--no-clip",
          "--level", "0.8", "--loss", "absolute", "--n-jobs", "1"],
     )  # fmt: skip
@@ -100,8 +100,8 @@ def test_options_reach_nested_cv(csv, capsys):
             ["--target", "label", "--model", "linear", "--task", "classification"],
             "for regression only",
         ),
-        (["--target", "label", "--folds", "30"], "at least 2 \\* n_folds = 60 points"),
-        (["--target", "label", "--source", "school", "--folds", "7"], "two sources"),
+        (["--target", "label", "--n-splits", "30"], "at least 2 \\* n_splits = 60 points"),
+        (["--target", "label", "--source", "school", "--n-splits", "7"], "two sources"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(csv, capsys, extra, match):
@@ -132,7 +132,7 @@ def test_string_target_is_a_classification(csv, capsys):
     frame.to_csv(path, index=False)
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "label", "--source", "school", "--folds", "3",
+        ["nested", str(path), "--target", "label", "--source", "school", "--n-splits", "3",
          "--repeats", "1", "--model", "ridge"],
     )  # fmt: skip
     assert out["task"] == "classification"
@@ -147,7 +147,7 @@ def test_help_lists_the_options(capsys):
         main(["nested", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for option in ("--target", "--source", "--model", "--folds", "--repeats", "--level",
-                   "--loss", "--seed", "--n-jobs", "--bias-correction", "--format",
+    for option in ("--target", "--source", "--model", "--n-splits", "--repeats", "--level",
+                   "--loss", "--random-state", "--n-jobs", "--bias-correction", "--format",
                    "--no-progress"):  # fmt: skip
         assert option in out

@@ -10,7 +10,7 @@ def test_study_runs_writes_and_summarises(tmp_path, capsys):
     out = tmp_path / "study.nc"
     code = main([
         "study", "--scenario", "multi-source-linear", "--replicates", "3",
-        "--methods", "naive_points,theta_A,theta_B", "--seed", "1", "--out", str(out),
+        "--methods", "naive_points,theta_A,theta_B", "--random-state", "1", "--out", str(out),
         "--no-progress", "--design", "sources_redrawn",
     ])  # fmt: skip
     assert code == 0
@@ -21,7 +21,7 @@ def test_study_runs_writes_and_summarises(tmp_path, capsys):
     assert "coverage % of every target" in text
     assert f"wrote {out}" in text
     study = load_study(out)
-    assert study["method"].values.tolist() == ["naive_points", "theta_A", "theta_B"]
+    assert study["method_name"].values.tolist() == ["naive_points", "theta_A", "theta_B"]
     assert study.attrs["seed"] == 1
     assert study.attrs["design"] == "sources_redrawn"
     assert main(["study", "--summary", str(out)]) == 0
@@ -80,7 +80,7 @@ def test_every_method_run_failing_exits_1_with_one_line(tmp_path, capsys):
     # failure in 'flag', and the command says so instead of printing a table of NaNs
     out = tmp_path / "s.nc"
     code = main(["study", "--methods", "naive_points,theta_A", "--replicates", "2",
-                 "--option", "closed_form.dist=nope", "--out", str(out),
+                 "--option", "closed_form.kind=nope", "--out", str(out),
                  "--no-progress"])  # fmt: skip
     assert code == 1
     captured = capsys.readouterr()
@@ -88,7 +88,7 @@ def test_every_method_run_failing_exits_1_with_one_line(tmp_path, capsys):
     assert captured.err.count("\n") == 1
     assert captured.err.startswith("bayescv study: every method run failed (4 of 4)")
     assert f"study written to {out}" in captured.err
-    assert "dist must be 'normal' or 't'" in captured.err
+    assert "kind must be 'normal' or 't'" in captured.err
     assert load_study(out)["flag"].str.startswith("error").all()
 
 
@@ -104,7 +104,7 @@ def test_some_method_runs_failing_still_exit_0(capsys):
     register_method(Method("failing", _failing, "err"))
     try:
         code = main(["study", "--methods", "naive_points,failing", "--replicates", "4",
-                     "--seed", "0", "--no-progress"])  # fmt: skip
+                     "--random-state", "0", "--no-progress"])  # fmt: skip
     finally:
         unregister_method("failing")
     assert code == 0

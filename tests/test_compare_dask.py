@@ -23,7 +23,7 @@ KWARGS = {
     "random_state": 3,
     "method_options": {"bootstrap": {"n_bootstrap": 3}},
 }
-TINY = BatesLogistic(n=40, p=3, n_folds=4)
+TINY = BatesLogistic(n=40, p=3, n_splits=4)
 
 
 def drop_timing(ds):
@@ -57,7 +57,7 @@ def port_8787():
 
 
 @pytest.mark.parametrize(
-    "scenario", [BatesLogistic(n=40, p=3, n_folds=4), MultiSourceLinear(4, 6)]
+    "scenario", [BatesLogistic(n=40, p=3, n_splits=4), MultiSourceLinear(4, 6)]
 )
 def test_dask_equals_joblib(client, scenario, tmp_path):
     with_joblib = run_study(scenario, n_jobs=1, **KWARGS)

@@ -25,7 +25,7 @@ from bayescv.compare.plots import (
 
 @pytest.fixture(scope="module")
 def study():
-    return run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "theta_B"],
+    return run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "theta_B"],
                      n_replicates=6, random_state=0)  # fmt: skip
 
 
@@ -33,9 +33,9 @@ def test_plot_coverage_points_are_the_summary(study):
     s = summarize(study)
     ax = plot_coverage({10: s, 20: s}, target="err_xy", methods=["theta_B"])
     line = ax.lines[0]
-    expected = s["coverage"].sel({"method": "theta_B", "target": "err_xy"}).item()
+    expected = s["coverage"].sel(method_name="theta_B", target="err_xy").item()
     np.testing.assert_allclose(np.asarray(line.get_ydata(), float), [expected, expected])
-    assert ax.lines[-1].get_ydata()[0] == pytest.approx(0.9)  # nominal line
+    assert ax.lines[-1].get_ydata()[0] == pytest.approx(0.95)  # nominal line (the default level)
     with pytest.raises(ValueError, match="no target"):
         plot_coverage({10: s}, target="ose")
     plt.close("all")
@@ -52,7 +52,7 @@ def test_plot_theta_marks_the_true_theta(study):
 
 def test_plot_intervals_and_summary(study):
     ax = plot_intervals(study, method="naive_points", target="err_xy")
-    covered = summarize(study)["coverage"].sel({"method": "naive_points", "target": "err_xy"})
+    covered = summarize(study)["coverage"].sel(method_name="naive_points", target="err_xy")
     assert f"{100 * covered.item():.0f}% of 6 cover err_xy" in ax.get_title()
     ax = plot_summary(summarize(study), targets=["err_xy"])
     heights = [p.get_height() for p in ax.patches]

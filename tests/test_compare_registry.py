@@ -98,12 +98,12 @@ def test_bayes_hier_is_unavailable_without_the_packages_it_needs(monkeypatch, pa
 
 
 def test_option_names_of_the_methods():
-    assert get_method("theta_A").option_names == ("dist",)
+    assert get_method("theta_A").option_names == ("kind",)
     assert get_method("theta_A").option_key == "closed_form"
-    assert get_method("bootstrap").option_names == ("n_bootstrap", "dist")
+    assert get_method("bootstrap").option_names == ("n_bootstrap", "kind")
     if "nested_cv" in available_methods():
         names = get_method("nested_cv").option_names
-        assert {"n_repeats", "n_folds", "bias_correction"} <= set(names)
+        assert {"n_repeats", "n_splits", "bias_correction"} <= set(names)
         assert not {"random_state", "groups", "loss", "level"} & set(names)  # the study's
     if "bayes_hier" in available_methods():
         names = get_method("bayes_hier").option_names
@@ -141,7 +141,7 @@ def test_register_and_resolve_errors():
 # ------------------------------------------------------------- the Bayesian model's entry
 def test_bayes_rows_and_their_targets():
     # docs/bayes.md: expected_cv for the sources at hand, ose = μ₀ for the mean over new
-    # sources (000 eq. 3), new_source = μ₀ + τz for one new source; all known estimands.
+    # sources (Geras & Sutton 2013, eq. 3), new_source = μ₀ + τz for one new source; all known estimands.
     from bayescv.intervals import ESTIMANDS
 
     assert registry.BAYES_TARGETS == {
@@ -175,7 +175,7 @@ def _context(regression, seed=5):
     table = cross_val_losses(Ridge(), X, y, groups=groups, random_state=0)
     return registry.Context(
         X=X, y=y, groups=groups, learner=Ridge(), loss=get_loss("squared", Ridge()),
-        scheme="source", n_folds=6, level=0.9, seed=seed, moments=block_moments(table),
+        scheme="source", n_splits=6, level=0.9, seed=seed, moments=block_moments(table),
         table=lambda: table,
     )  # fmt: skip
 
@@ -254,10 +254,10 @@ def test_bootstrap_and_bayes_hier_share_one_bootstrap_table_per_replicate(monkey
     # the Bayesian model (same study seed).
     for var in ("estimate", "lower", "upper"):
         np.testing.assert_array_equal(
-            both[var].sel({"method": "bootstrap"}).values,
-            alone[var].sel({"method": "bootstrap"}).values,
+            both[var].sel(method_name="bootstrap").values,
+            alone[var].sel(method_name="bootstrap").values,
         )
-    assert both["method"].values.tolist() == [
+    assert both["method_name"].values.tolist() == [
         "bayes_expected_cv", "bayes_ose", "bayes_new_source", "bootstrap",
     ]  # fmt: skip
     assert both["method_target"].values.tolist() == [
@@ -267,7 +267,7 @@ def test_bootstrap_and_bayes_hier_share_one_bootstrap_table_per_replicate(monkey
     # target and do not fail.
     summary = summarize(both)
     assert "new_source" not in summary["target"].values
-    assert np.isnan(float(summary["estimate_bias"].sel({"method": "bayes_new_source"})))
+    assert np.isnan(float(summary["estimate_bias"].sel(method_name="bayes_new_source")))
     assert "bayes_new_source" in summary_table(summary)
 
 

@@ -94,8 +94,8 @@ def test_bates_logistic_data():
     assert set(np.unique(y)) == {0, 1}
     assert groups is None
     assert sc.design == "iid"
-    assert sc.cv == "random"
-    assert sc.n_folds == 10
+    assert sc.scheme == "random"
+    assert sc.n_splits == 10
     assert np.count_nonzero(sc.coef) == 3
     assert sc.truth_names() == ("err_xy", "kfold_test_error")
 
@@ -128,7 +128,7 @@ def test_folds_leave_one_source_out_and_random():
     draw = sc.draw(np.random.default_rng(0))
     folds = sc.folds(draw, 0)
     assert [np.unique(draw.groups[te]).tolist() for _, te in folds] == [[0], [1], [2]]
-    random = MultiSourceLinear(3, 4, cv="random", n_folds=4)
+    random = MultiSourceLinear(3, 4, scheme="random", n_splits=4)
     folds = random.folds(random.draw(np.random.default_rng(0)), 0)
     assert len(folds) == 4
     assert sorted(np.concatenate([te for _, te in folds])) == list(range(12))
@@ -140,7 +140,7 @@ def test_folds_leave_one_source_out_and_random():
         ({"design": "iid"}, "sources_fixed"),
         ({"points_per_source": [3, 4]}, "points_per_source"),
         ({"heterogeneity": -1.0}, "heterogeneity"),
-        ({"cv": "loo"}, "cv must be"),
+        ({"scheme": "loo"}, "scheme must be"),
         ({"points_per_source": 1}, "at least 2"),
     ],
 )

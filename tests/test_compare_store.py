@@ -25,7 +25,7 @@ from bayescv.compare import (
 from bayescv.compare._store import StoreInUseError, StudyStore, _host_tag
 from bayescv.intervals import interval_dataset
 
-TINY = BatesLogistic(n=40, p=3, n_folds=4)
+TINY = BatesLogistic(n=40, p=3, n_splits=4)
 METHODS = ["naive_points", "theta_3"]
 
 
@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent(
                                 level=context.level, target="err")
 
     register_method(Method("slow", slow, "err"))
-    run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "slow"],
+    run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "slow"],
               n_replicates=int(sys.argv[2]), random_state=5, store=sys.argv[1],
               flush_interval=0, n_jobs=1)
     """
@@ -128,7 +128,7 @@ def test_store_refuses_other_settings(tmp_path):
     with pytest.raises(ValueError, match=r"other settings \(level\)"):
         run_study(TINY, methods=METHODS, n_replicates=2, random_state=2, store=store, level=0.8)
     with pytest.raises(ValueError, match=r"other settings \(.*scenario_hash.*\)"):
-        run_study(BatesLogistic(n=41, p=3, n_folds=4), methods=METHODS, n_replicates=2,
+        run_study(BatesLogistic(n=41, p=3, n_splits=4), methods=METHODS, n_replicates=2,
                   random_state=2, store=store)  # fmt: skip
 
 
@@ -171,7 +171,7 @@ def test_an_error_keeps_the_finished_replicates(tmp_path):
             1,
         ]
         study = run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
-                          on_error="record")  # fmt: skip
+                          error_score=np.nan)  # fmt: skip
     finally:
         unregister_method("fragile")
     assert study.attrs["replicates_loaded"] == 2
@@ -201,7 +201,7 @@ HOLDER = textwrap.dedent(
                                 level=context.level, target="err")
 
     register_method(Method("slow", slow, "err"))
-    run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "slow"],
+    run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "slow"],
               n_replicates=int(sys.argv[2]), random_state=5, store=sys.argv[1],
               flush_interval=0, n_jobs=1)
     """
@@ -296,12 +296,12 @@ def test_a_truncated_part_file_is_named_for_deletion(tmp_path):
         first.write_bytes(data[: len(data) // 2])  # a disk that lost the end of the file
         with pytest.raises(ValueError, match=f"part file {first} is unreadable") as info:
             run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9, store=store,
-                      on_error="record")  # fmt: skip
+                      error_score=np.nan)  # fmt: skip
         assert "delete it and run again" in str(info.value)
         assert "\n" not in str(info.value)
         first.unlink()  # as the message says: its replicates are computed again
         study = run_study(TINY, methods=["fragile"], n_replicates=4, random_state=9,
-                          store=store, on_error="record")  # fmt: skip
+                          store=store, error_score=np.nan)  # fmt: skip
     finally:
         unregister_method("fragile")
     assert study.attrs["replicates_loaded"] == 1

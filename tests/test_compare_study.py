@@ -25,7 +25,7 @@ from bayescv.compare import (
 from bayescv.cv import cross_val_losses
 from bayescv.intervals import interval_dataset
 
-TINY = BatesLogistic(n=40, p=3, n_folds=4)
+TINY = BatesLogistic(n=40, p=3, n_splits=4)
 
 
 def drop_timing(ds: xr.Dataset) -> xr.Dataset:
@@ -40,7 +40,7 @@ def replicate_seeds(seed: int, n: int, i: int) -> list[int]:
 def test_small_study_end_to_end():
     study = run_study(TINY, methods=["naive_points", "theta_3", "bayle_within"], n_replicates=4,
                       random_state=0)  # fmt: skip
-    assert dict(study.sizes) == {"replicate": 4, "method": 3, "target": 2, "block": 4}
+    assert dict(study.sizes) == {"replicate": 4, "method_name": 3, "target": 2, "block": 4}
     assert study["method_target"].values.tolist() == ["err", "err", "kfold_test_error"]
     assert study["target"].values.tolist() == ["err_xy", "kfold_test_error"]
     assert np.isfinite(study["truth"]).all()
@@ -78,7 +78,7 @@ def test_closed_form_rows_equal_cv_intervals_on_the_same_data(scenario):
 def test_truths_by_hand_for_ols():
     # GaussianLinear + OLS: err of (w, b) is σ² + |w − β|² + b² (identity covariance);
     # kfold_test_error is the size-weighted mean of the fold models' errors.
-    sc = GaussianLinear(n=30, coef=[1.0, -1.0, 0.5], noise_sd=0.5, n_folds=3)
+    sc = GaussianLinear(n=30, coef=[1.0, -1.0, 0.5], noise_sd=0.5, n_splits=3)
     study = run_study(sc, methods=["naive_points"], n_replicates=1, random_state=7)
     data_seed, cv_seed, *_ = replicate_seeds(7, 1, 0)
     draw = sc.draw(np.random.default_rng(data_seed))
@@ -144,14 +144,14 @@ def test_method_errors_raise_or_are_recorded_and_warnings_are_recorded():
         with pytest.raises(RuntimeError, match="boom"):
             run_study(TINY, methods=["failing"], n_replicates=1, random_state=0)
         study = run_study(TINY, methods=["naive_points", "failing", "warning"], n_replicates=2,
-                          random_state=0, on_error="record")  # fmt: skip
+                          random_state=0, error_score=np.nan)  # fmt: skip
     finally:
         unregister_method("failing")
         unregister_method("warning")
-    flags = study["flag"].sel({"method": "failing"}).values
+    flags = study["flag"].sel(method_name="failing").values
     assert all(f == "error: RuntimeError: boom" for f in flags)
-    assert np.isnan(study["estimate"].sel({"method": "failing"})).all()
-    assert np.isfinite(study["estimate"].sel({"method": "naive_points"})).all()
+    assert np.isnan(study["estimate"].sel(method_name="failing")).all()
+    assert np.isfinite(study["estimate"].sel(method_name="naive_points")).all()
     assert all("UserWarning: careful" in w for w in study["warnings"].values)
     assert "failing" not in available_methods()
 
@@ -169,7 +169,7 @@ def test_multi_output_method_with_targets_per_output():
         study = run_study(TINY, methods=["pair"], n_replicates=1, random_state=0)
     finally:
         unregister_method("pair")
-    assert study["method"].values.tolist() == ["pair_a", "pair_b"]
+    assert study["method_name"].values.tolist() == ["pair_a", "pair_b"]
     assert study["method_target"].values.tolist() == ["err", "err_xy"]
     assert study["method_cost"].values.tolist() == ["posterior", "posterior"]
     np.testing.assert_allclose(study["theta_hat"].values, [[0.01, 0.01]])
@@ -189,16 +189,16 @@ def test_bad_arguments():
 @pytest.mark.skipif("nested_cv" not in available_methods(), reason="bayescv.nested not available")
 def test_nested_cv_entry_in_a_small_study():
     study = run_study(
-        BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points", "nested_cv"],
+        BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "nested_cv"],
         n_replicates=2, random_state=0, method_options={"nested_cv": {"n_repeats": 2}},
     )  # fmt: skip
-    row = study.sel({"method": "nested_cv"})
+    row = study.sel(method_name="nested_cv")
     assert row["method_target"].item() == "err_xy"
     assert row["method_cost"].item() == "refit"
     assert np.isfinite(row["estimate"]).all()
     assert (row["lower"] < row["upper"]).all()
     # nested CV never gives a narrower interval than naive CV with the default clipping
-    naive = study.sel({"method": "naive_points"})
+    naive = study.sel(method_name="naive_points")
     assert ((row["upper"] - row["lower"]) >= 0.999 * (naive["upper"] - naive["lower"])).all()
 
 
@@ -211,15 +211,15 @@ BAYES_OPTIONS = {
 @pytest.mark.parametrize("cv", ["source", pytest.param("random", marks=pytest.mark.slow)])
 def test_bayes_hier_entry_in_a_small_study(cv):
     # a PyMC fit per replicate (about 7 s each, with compilation); the CVR model is slow-marked
-    study = run_study(MultiSourceLinear(4, 8, cv=cv, n_folds=4), methods=["bayes_hier"],
+    study = run_study(MultiSourceLinear(4, 8, scheme=cv, n_splits=4), methods=["bayes_hier"],
                       n_replicates=1, random_state=0, method_options=BAYES_OPTIONS)  # fmt: skip
     rows = ["bayes_expected_cv", "bayes_ose", "bayes_new_source"]
-    assert study["method"].values.tolist() == rows
+    assert study["method_name"].values.tolist() == rows
     assert study["method_target"].values.tolist() == ["expected_cv", "ose", "new_source"]
-    expected_cv = study.sel({"method": "bayes_expected_cv"})
+    expected_cv = study.sel(method_name="bayes_expected_cv")
     assert np.isfinite(expected_cv["estimate"]).all()
     assert (expected_cv["lower"] < expected_cv["upper"]).all()
-    new = study.sel({"method": "bayes_new_source"})
+    new = study.sel(method_name="bayes_new_source")
     if cv == "source":  # the predictive for one new source carries tau^2: wider than these sources
         assert (
             (new["upper"] - new["lower"]) > (expected_cv["upper"] - expected_cv["lower"])

@@ -21,7 +21,7 @@ from bayescv.compare import (
 
 def toy_study(design: str = "sources_fixed") -> xr.Dataset:
     """Four replicates, two methods, one per-replicate truth; values chosen by hand."""
-    rm = ("replicate", "method")
+    rm = ("replicate", "method_name")
     nan = np.nan
     return xr.Dataset(
         {
@@ -36,10 +36,10 @@ def toy_study(design: str = "sources_fixed") -> xr.Dataset:
         },
         coords={
             "replicate": np.arange(4),
-            "method": ["naive_points", "wide"],
+            "method_name": ["naive_points", "wide"],
             "target": ["err_xy"],
-            "method_target": ("method", ["err_xy", "ose"]),
-            "method_cost": ("method", ["losses", "refit"]),
+            "method_target": ("method_name", ["err_xy", "ose"]),
+            "method_cost": ("method_name", ["losses", "refit"]),
             "design": ("replicate", [design] * 4),
             "scheme": ("replicate", ["source"] * 4),
         },
@@ -49,7 +49,7 @@ def toy_study(design: str = "sources_fixed") -> xr.Dataset:
 
 def test_coverage_against_hand_computed_values():
     s = summarize(toy_study())
-    cov = s.sel({"method": "naive_points"})
+    cov = s.sel(method_name="naive_points")
     # err_xy (per replicate): covered in replicates 0 and 2; 1: truth 0.40 < lower 0.44
     # (miss high); 3: truth 0.60 > upper 0.58 (miss low). MC s.e. sqrt(p(1 − p)/R).
     e = cov.sel(target="err_xy")
@@ -64,7 +64,7 @@ def test_coverage_against_hand_computed_values():
     # expected_cv = mean μ̂ = 0.46: covered in 1 and 2 only
     assert cov["coverage"].sel(target="expected_cv").item() == 0.5
     # "wide" is undefined in replicate 2: coverage over the 3 defined replicates
-    wide = s.sel({"method": "wide"})
+    wide = s.sel(method_name="wide")
     assert wide["coverage"].sel(target="err_xy").item() == 1.0
     assert wide["n_valid"].sel(target="err_xy").item() == 3
     assert wide["undefined"].item() == 0.25
@@ -82,7 +82,7 @@ def test_theta_bias_against_hand_computed_values():
     # true θ = sample variance of μ̂ = (0.16² + 0.04² + 0.04² + 0.08²)/3
     v = (0.0256 + 0.0016 + 0.0016 + 0.0064) / 3
     assert s["theta_true"].item() == pytest.approx(v)
-    naive = s.sel({"method": "naive_points"})
+    naive = s.sel(method_name="naive_points")
     assert naive["theta_bias"].item() == pytest.approx(0.0125 - v)
     assert naive["theta_rel_bias"].item() == pytest.approx(0.0125 / v - 1)
     th = np.array([0.01, 0.01, 0.01, 0.02])
@@ -111,7 +111,7 @@ def test_design_rules():
 def test_known_truths_replace_monte_carlo_ones():
     s = summarize(toy_study(), truths={"err": 0.7}, targets=["err"])
     # 0.7 lies above every naive interval: all low misses
-    assert s["miss_low"].sel({"method": "naive_points", "target": "err"}).item() == 1.0
+    assert s["miss_low"].sel(method_name="naive_points", target="err").item() == 1.0
     mc = monte_carlo_truths(toy_study())
     assert mc["truth"].sel(target="err").item() == pytest.approx(0.45)
     assert mc["truth_se"].sel(target="err").item() == pytest.approx(
@@ -135,28 +135,28 @@ def test_a_method_that_failed_on_every_replicate_summarizes_without_warnings():
     # ("Mean of empty slice") must not warn, the CLI would print it.
     register_method(Method("always_fails", _always_fails, "err_xy", "losses"))
     try:
-        study = run_study(BatesLogistic(n=40, p=3, n_folds=4),
+        study = run_study(BatesLogistic(n=40, p=3, n_splits=4),
                           methods=["naive_points", "always_fails"], n_replicates=3,
-                          random_state=0, on_error="record")  # fmt: skip
+                          random_state=0, error_score=np.nan)  # fmt: skip
     finally:
         unregister_method("always_fails")
-    assert np.isnan(study["estimate"].sel({"method": "always_fails"})).all()
+    assert np.isnan(study["estimate"].sel(method_name="always_fails")).all()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s = summarize(study)
         text = summary_table(s)
-    failed = s.sel({"method": "always_fails"})
+    failed = s.sel(method_name="always_fails")
     assert np.isnan(failed["estimate_bias"].item())
     assert np.isnan(failed["mean_width"].item())
     assert np.isnan(failed["coverage"]).all()
     assert failed["undefined"].item() == 1.0
     assert failed["n_errors"].item() == 3
-    assert np.isfinite(s["estimate_bias"].sel({"method": "naive_points"}).item())
+    assert np.isfinite(s["estimate_bias"].sel(method_name="naive_points").item())
     assert "always_fails" in text
 
 
 def _block_study(sigma2, omega, gamma, K=3, M=4, R=3000, seed=0):
-    """Losses with Var e = σ², Cov within a block ω, across blocks γ (000 §2)."""
+    """Losses with Var e = σ², Cov within a block ω, across blocks γ (Geras & Sutton 2013, §2)."""
     rng = np.random.default_rng(seed)
     shared = rng.normal(0, np.sqrt(gamma), (R, 1, 1))
     block = rng.normal(0, np.sqrt(omega - gamma), (R, K, 1))
@@ -183,7 +183,7 @@ def test_decomposition_recovers_known_moments():
     # the terms add up exactly to the sample variance of μ̂ (an identity)
     total = dec["sigma2_term"] + dec["omega_term"] + dec["gamma_term"]
     assert total.item() == pytest.approx(study["mu_hat"].var(ddof=1).item(), rel=1e-10)
-    # and estimate eq. 2 of 000: σ²/N + (M − 1)ω/N + (K − 1)γ/K = 0.225
+    # and estimate Geras & Sutton (2013, eq. 2): σ²/N + (M − 1)ω/N + (K − 1)γ/K = 0.225
     assert dec["theta"].item() == pytest.approx(1 / 12 + 3 * 0.3 / 12 + 2 * 0.1 / 3, rel=0.1)
     assert dec["block_label"].values.tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="at least 3"):

@@ -69,7 +69,7 @@ print(json.dumps(results))
 
 STUDY_DASK = ["study", "--methods", "naive_points", "--replicates", "2", "--backend", "dask",
               "--no-progress"]  # fmt: skip
-NESTED = ["nested", "data.csv", "--target", "y", "--folds", "3", "--repeats", "1", "--format",
+NESTED = ["nested", "data.csv", "--target", "y", "--n-splits", "3", "--repeats", "1", "--format",
           "json", "--no-progress"]  # fmt: skip
 #: name: (arguments, the extras its one-line error names; None: the command works as usual).
 CASES = {

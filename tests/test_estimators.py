@@ -3,12 +3,12 @@
 Every estimator is a quadratic form eᵀWe of the losses. The reference matrices W below are
 built entry by entry, independently of the package, from the published formulas:
 
-* the Geras–Sutton moments (000 = Geras & Sutton 2013, §4.2): s_k^σ² = (1/M) Σ_i e_ki²
+* the Geras–Sutton moments (Geras & Sutton 2013, §4.2): s_k^σ² = (1/M) Σ_i e_ki²
   puts a_k/n_k on W_ii, s_k^ω = Σ_{i≠j} e_ki e_kj / (M(M−1)) puts b_k/(n_k(n_k−1)) on W_ij
   (i ≠ j in block k), s_kl^γ = ē_k ē_l puts c_kl/(n_k n_l) on W_ij (i in k, j in l);
-* the weights (a, b, c) of Table 2 and θ_5 (000 §5; s1, s2, s3 as defined there), Table 1,
+* the weights (a, b, c) of Table 2 and θ_5 (Geras & Sutton 2013, §5; s1, s2, s3 as defined there), Table 1,
   eqs. 11 (θ_A) and 12 (θ_B) and Proposition 1 as corrected in the seeds README;
-* centring matrices for the variance-type estimators: Bates et al. eqs. 5 and 9 (002),
+* centring matrices for the variance-type estimators: Bates et al. eqs. 5 and 9 (Bates, Hastie & Tibshirani 2024),
   Bayle et al.'s σ²_in and σ²_out (seeds README), and the docstring formula of
   theta_A_weighted, (1/N²) Σ_k n_k W_k/(n_k − 1).
 """
@@ -49,7 +49,7 @@ def point_blocks(n) -> np.ndarray:
 
 
 def moment_matrix(n, a, b, c) -> np.ndarray:
-    """W of Σ_k a_k s_k^σ² + Σ_k b_k s_k^ω + Σ_{k≠l} c_kl s_kl^γ, entry by entry (000 §4.2)."""
+    """W of Σ_k a_k s_k^σ² + Σ_k b_k s_k^ω + Σ_{k≠l} c_kl s_kl^γ, entry by entry (Geras & Sutton 2013, §4.2)."""
     n = np.asarray(n)
     blocks = point_blocks(n)
     size = blocks.size
@@ -67,10 +67,10 @@ def moment_matrix(n, a, b, c) -> np.ndarray:
 
 
 def paper_weights(name: str, K: int, M: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(a_k, b_k, c_kl) of an estimator, written out from 000 (equal block sizes M)."""
+    """(a_k, b_k, c_kl) of an estimator, written out from Geras & Sutton 2013 (equal block sizes M)."""
     N = K * M
     ones, off = np.ones(K), 1.0 - np.eye(K)
-    # Table 2 of 000 (θ_1…θ_4) and §5 (θ_5): θ = A s1 + B s2 + C s3 with
+    # Geras & Sutton (2013, Table 2) (θ_1…θ_4) and §5 (θ_5): θ = A s1 + B s2 + C s3 with
     # s1 = (1/K) Σ_k s_k^σ², s2 = (1/K) Σ_k s_k^ω, s3 = Σ_{k≠l} s_kl^γ / (K(K−1)).
     table2 = {
         "theta_1": (1 / N, (M - 1) / N, (N - M) / N),
@@ -94,7 +94,7 @@ def paper_weights(name: str, K: int, M: int) -> tuple[np.ndarray, np.ndarray, np
 
 
 def omega_block_weights(K: int, M: int, k_tilde: int):
-    """Table 1 of 000, row ω_k̃ = 0: θ̂^ω_k̃."""
+    """Geras & Sutton (2013, Table 1), row ω_k̃ = 0: θ̂^ω_k̃."""
     a = np.ones(K) / (K * K * M)
     b = np.ones(K) * (M - 1) / (K * K * M)
     b[k_tilde] -= 1.0
@@ -102,7 +102,7 @@ def omega_block_weights(K: int, M: int, k_tilde: int):
 
 
 def gamma_pair_weights(K: int, M: int, k_tilde: int, l_tilde: int):
-    """Table 1 of 000, row γ_k̃l̃ = 0: θ̂^γ_k̃l̃ (minus (s_k̃l̃ + s_l̃k̃)/2)."""
+    """Geras & Sutton (2013, Table 1), row γ_k̃l̃ = 0: θ̂^γ_k̃l̃ (minus (s_k̃l̃ + s_l̃k̃)/2)."""
     a = np.ones(K) / (K * K * M)
     b = np.ones(K) * (M - 1) / (K * K * M)
     c = (1.0 - np.eye(K)) / K**2
@@ -112,7 +112,7 @@ def gamma_pair_weights(K: int, M: int, k_tilde: int, l_tilde: int):
 
 
 def proposition1_weights(alphas, K: int, M: int):
-    """Proposition 1 of 000 as corrected in the seeds README: A = α₁ + 1/N etc. on s1, s2, s3."""
+    """Geras & Sutton (2013, Proposition 1) as corrected in the seeds README: A = α₁ + 1/N etc. on s1, s2, s3."""
     N = K * M
     a1, a2, a3, _ = alphas
     A, B, C = a1 + 1 / N, a2 + (M - 1) / N, a3 + (N - M) / N
@@ -280,7 +280,7 @@ def test_quadratic_estimator_against_proposition1(K, M):
 
 @pytest.mark.parametrize(("K", "M"), EQUAL_SHAPES)
 def test_table2_estimators_are_members_of_proposition1(K, M):
-    # Table 2 of 000 and §5: θ_1 bias μ², θ_2 −ω, θ_3 −γ, θ_4 −(M/N)ω − ((N−M)/N)γ, θ_5 ω − 2γ.
+    # Geras & Sutton (2013, Table 2) and §5: θ_1 bias μ², θ_2 −ω, θ_3 −γ, θ_4 −(M/N)ω − ((N−M)/N)γ, θ_5 ω − 2γ.
     N = K * M
     members = {
         "theta_1": (0, 0, 0, 1),
@@ -344,7 +344,7 @@ def test_gs_moments_against_loops(n):
     got = gs_moments(from_arrays(e, blocks))
     K = len(n)
     groups = [e[blocks == k] for k in range(K)]
-    # 000 §4.2, each block with its own size
+    # Geras & Sutton (2013, §4.2), each block with its own size
     s_sigma2 = [sum(x * x for x in g) / len(g) for g in groups]
     s_omega = [
         sum(g[i] * g[j] for i in range(len(g)) for j in range(len(g)) if i != j)
@@ -357,7 +357,7 @@ def test_gs_moments_against_loops(n):
     np.testing.assert_allclose(got["s_sigma2"].values, s_sigma2, rtol=1e-12)
     np.testing.assert_allclose(got["s_omega"].values, s_omega, rtol=1e-12)
     np.testing.assert_allclose(got["s_gamma"].values, s_gamma, rtol=1e-12)
-    # s1, s2, s3 as in 000 §5
+    # s1, s2, s3 as in Geras & Sutton (2013, §5)
     np.testing.assert_allclose(float(got["s1"]), np.mean(s_sigma2), rtol=1e-12)
     np.testing.assert_allclose(float(got["s2"]), np.mean(s_omega), rtol=1e-12)
     np.testing.assert_allclose(float(got["s3"]), np.nanmean(s_gamma), rtol=1e-12)
@@ -365,7 +365,7 @@ def test_gs_moments_against_loops(n):
 
 @pytest.mark.parametrize(("K", "M"), [(4, 5), (3, 2)])
 def test_table2_from_gs_moments(K, M):
-    # Table 2 of 000 evaluated directly on the pooled moments s1, s2, s3.
+    # Geras & Sutton (2013, Table 2) evaluated directly on the pooled moments s1, s2, s3.
     rng = np.random.default_rng(K * M)
     table = from_arrays(*losses_for([M] * K, rng))
     m = gs_moments(table)
@@ -510,7 +510,7 @@ def test_adding_a_constant(data, c):
 
 # ------------------------------------------------------------------------ 5. numerics
 def exact_moments(e2d: np.ndarray):
-    """s1, s2, s3, θ_A pieces in exact rational arithmetic (000 §4.2, §5)."""
+    """s1, s2, s3, θ_A pieces in exact rational arithmetic (Geras & Sutton 2013, §4.2, §5)."""
     K, M = e2d.shape
     rows = [[Fraction(float(x)) for x in row] for row in e2d]
     sums = [sum(r) for r in rows]
@@ -533,7 +533,7 @@ def test_large_common_mean_against_exact_rationals():
     s1, s2, s3, s_sigma2, s_omega, means = exact_moments(e2d)
     F = Fraction
     mu_hat = sum(means) / K
-    exact = {  # Table 2, §5, Table 1, eqs. 11, 12 of 000; Bates eq. 5, 9; Bayle (README)
+    exact = {  # Table 2, §5, Table 1, eqs. 11, 12 of Geras & Sutton 2013; Bates eq. 5, 9; Bayle (README)
         "theta_1": F(1, N) * s1 + F(M - 1, N) * s2 + F(N - M, N) * s3,
         "theta_2": F(1, N) * s1 - F(N + 1 - M, N) * s2 + F(N - M, N) * s3,
         "theta_3": F(1, N) * s1 + F(M - 1, N) * s2 - F(M, N) * s3,
@@ -622,7 +622,7 @@ def test_block_stats_input_checks():
 def test_attrs_state_bias_and_assumption():
     table = from_arrays(np.arange(6.0), [0, 0, 1, 1, 2, 2])
     out = est.theta_3(table)
-    assert out.attrs["bias"] == "-gamma"  # Table 2 of 000
+    assert out.attrs["bias"] == "-gamma"  # Geras & Sutton (2013, Table 2)
     assert "gamma = 0" in out.attrs["assumption"]
-    assert est.theta_5(table).attrs["bias"] == "omega - 2 gamma"  # 000 §5
+    assert est.theta_5(table).attrs["bias"] == "omega - 2 gamma"  # Geras & Sutton (2013, §5)
     assert "Needs equal block sizes" in est.theta_3.__doc__

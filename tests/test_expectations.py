@@ -2,7 +2,7 @@
 
 For losses e with mean vector m and covariance Σ, E[eᵀWe] = tr(WΣ) + mᵀWm (an identity of
 second moments: it needs no Gaussianity and no positive definiteness of Σ). Σ and m are
-built entry by entry from the block structure of 000 (Geras & Sutton 2013) eq. 6:
+built entry by entry from the block structure of Geras & Sutton (2013, eq. 6):
 Σ_ii = σ_k², Σ_ij = ω_k (i ≠ j in block k), Σ_ij = γ_kl (i in k, j in l), m_i = μ_k. The
 reference matrices W come from tests/test_estimators.py, written from the papers.
 """
@@ -31,7 +31,7 @@ from bayescv.classical.expectations import coefficients, expected_estimates, tru
 
 # ----------------------------------------------------------------------------- helpers
 def covariance(n, sigma2, omega, gamma) -> np.ndarray:
-    """Σ entry by entry from (σ_k², ω_k, γ_kl) (000 eq. 6, sizes n_k)."""
+    """Σ entry by entry from (σ_k², ω_k, γ_kl) (Geras & Sutton 2013, eq. 6, sizes n_k)."""
     blocks = point_blocks(n)
     size = blocks.size
     Sigma = np.empty((size, size))
@@ -163,7 +163,7 @@ def test_expectation_is_trace_formula_unequal_sizes(n, psd):
 def test_estimators_argument_selects_and_orders():
     ds = expected_estimates([4] * 3, 0.2, 1.0, 0.2, 0.05, estimators=["theta_5", "naive_points"])
     assert ds["estimator"].values.tolist() == ["theta_5", "naive_points"]
-    # θ_5's bias in CVR is ω − 2γ (000 §5)
+    # θ_5's bias in CVR is ω − 2γ (Geras & Sutton 2013, §5)
     np.testing.assert_allclose(ds["bias"].sel(estimator="theta_5"), 0.2 - 2 * 0.05, rtol=1e-12)
 
 
@@ -172,7 +172,7 @@ def test_scalar_parameters_broadcast_like_blocks():
     a = expected_estimates(n, 0.3, 1.0, 0.2, 0.1)
     b = expected_estimates(n, [0.3] * 3, [1.0] * 3, [0.2] * 3, np.full((3, 3), 0.1))
     np.testing.assert_allclose(a["expectation"], b["expectation"], rtol=1e-14)
-    # γ's diagonal is ignored (000 eq. 6 defines γ_kl for k ≠ l only)
+    # γ's diagonal is ignored (Geras & Sutton 2013, eq. 6 defines γ_kl for k ≠ l only)
     c = expected_estimates(n, 0.3, 1.0, 0.2, np.full((3, 3), 0.1) + 5 * np.eye(3))
     np.testing.assert_allclose(a["expectation"], c["expectation"], rtol=1e-14)
 
@@ -185,7 +185,7 @@ def test_scalar_parameters_broadcast_like_blocks():
 @pytest.mark.parametrize(("K", "M"), EQUAL_SHAPES)
 def test_table2_and_theta5_biases_cvr(K, M, mu, sigma2, omega, gamma):
     N = K * M
-    printed = {  # Table 2 of 000; θ_5 in 000 §5
+    printed = {  # Geras & Sutton (2013, Table 2); θ_5 in Geras & Sutton (2013, §5)
         "theta_1": mu**2,
         "theta_2": -omega,
         "theta_3": -gamma,
@@ -194,7 +194,7 @@ def test_table2_and_theta5_biases_cvr(K, M, mu, sigma2, omega, gamma):
     }
     n = [M] * K
     ds = expected_estimates(n, mu, sigma2, omega, gamma)
-    # θ_CVR, 000 eq. 2
+    # θ_CVR, Geras & Sutton (2013, eq. 2)
     theta = sigma2 / N + (M - 1) * omega / N + (K - 1) * gamma / K
     np.testing.assert_allclose(ds.attrs["theta"], theta, rtol=1e-12)
     Sigma = covariance(n, [sigma2] * K, [omega] * K, np.full((K, K), gamma))
@@ -206,7 +206,7 @@ def test_table2_and_theta5_biases_cvr(K, M, mu, sigma2, omega, gamma):
 
 
 def table1_mu_term(mu) -> float:
-    """Σ_k μ_k² − Σ_{k≠l} μ_k μ_l/(K−1), the μ-part of Table 1's biases (000)."""
+    """Σ_k μ_k² − Σ_{k≠l} μ_k μ_l/(K−1), the μ-part of Table 1's biases (Geras & Sutton 2013)."""
     mu = np.asarray(mu)
     return float((mu**2).sum() - off_sum(np.outer(mu, mu)) / (mu.size - 1))
 
@@ -217,12 +217,12 @@ def test_table1_biases_cvs(K, M, psd):
     n = [M] * K
     mu, sigma2, omega, gamma, Sigma, m = scenario(n, 3 * K + M, psd)
     ds = expected_estimates(n, mu, sigma2, omega, gamma)
-    # θ_CVS, 000 eq. 7
+    # θ_CVS, Geras & Sutton (2013, eq. 7)
     theta = (
         sigma2.sum() / (K * K * M) + (M - 1) * omega.sum() / (K * K * M) + off_sum(gamma) / K**2
     )
     np.testing.assert_allclose(ds.attrs["theta"], theta, rtol=1e-12)
-    printed = {  # Table 1 of 000, rows 3 and 4
+    printed = {  # Geras & Sutton (2013, Table 1), rows 3 and 4
         "theta_omega": -omega.sum() / K + (1 - K) / K**2 * table1_mu_term(mu),
         "theta_gamma": -off_sum(gamma) / (K * (K - 1)) + table1_mu_term(mu) / K**2,
     }
@@ -261,7 +261,7 @@ def test_theta_a_theta_b_biases(K, M, psd):
     n = [M] * K
     mu, sigma2, omega, gamma, _, _ = scenario(n, 5 * K + M, psd)
     ds = expected_estimates(n, mu, sigma2, omega, gamma)
-    # 000 eq. 11 and eq. 12 (no μ terms)
+    # Geras & Sutton (2013, eq. 11) and eq. 12 (no μ terms)
     bias_a = -(omega.sum() + off_sum(gamma)) / K**2
     bias_b = (sigma2.sum() - (M + 1) * omega.sum() - M * off_sum(gamma)) / (K * K * M)
     np.testing.assert_allclose(ds["bias"].sel(estimator="theta_A"), bias_a, rtol=1e-9)
@@ -301,7 +301,9 @@ def test_proposition1_bias_by_exact_expectation(K, M):
         )
         mu, sigma2, omega, gamma = rng.normal(), rng.uniform(0.5, 2), rng.normal(), rng.normal()
         Sigma = covariance(n, [sigma2] * K, [omega] * K, np.full((K, K), gamma))
-        theta = sigma2 / N + (M - 1) * omega / N + (K - 1) * gamma / K  # 000 eq. 2
+        theta = (
+            sigma2 / N + (M - 1) * omega / N + (K - 1) * gamma / K
+        )  # Geras & Sutton (2013, eq. 2)
         bias = exact_expectation(W, Sigma, mean_vector(n, [mu] * K)) - theta
         expected = a1 * sigma2 + a2 * omega + a3 * gamma + a4 * mu**2  # corrected Prop. 1
         np.testing.assert_allclose(bias, expected, rtol=1e-9, atol=1e-12)

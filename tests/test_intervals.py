@@ -19,7 +19,7 @@ def test_normal_bounds_match_scipy_quantiles():
     np.testing.assert_allclose(lower, 2.0 - z * 0.5)
     np.testing.assert_allclose(upper, 2.0 + z * 0.5)
     assert flag.tolist() == ["", ""]
-    _, lower_t, _, _ = normal_bounds(2.0, 0.25, level=0.9, dist="t", df=4)
+    _, lower_t, _, _ = normal_bounds(2.0, 0.25, level=0.9, kind="t", df=4)
     assert lower_t == pytest.approx(2.0 - stats.t.ppf(0.95, 4) * 0.5)
 
 
@@ -37,13 +37,13 @@ def test_negative_and_nan_variances_are_flagged_not_clipped():
     [
         ({"level": 1.0}, "level must be a number in"),
         ({"target": "nonsense"}, "unknown target"),
-        ({"method": ["a", "a"]}, "unique"),
+        ({"method_name": ["a", "a"]}, "unique"),
         ({"estimate": [[1.0]]}, "expected 1 dims"),
     ],
 )
 def test_interval_dataset_rejects_bad_input(kwargs, match):
     args = {
-        "method": kwargs.get("method", ["a"]),
+        "method_name": kwargs.get("method_name", ["a"]),
         "estimate": [1.0],
         "lower": [0.0],
         "upper": [2.0],
@@ -51,24 +51,24 @@ def test_interval_dataset_rejects_bad_input(kwargs, match):
         "level": 0.9,
         "target": "err",
     }
-    if "method" in kwargs:
+    if "method_name" in kwargs:
         args.update({k: [1.0, 1.0] for k in ("estimate", "lower", "upper", "se")})
-    args.update({k: v for k, v in kwargs.items() if k != "method"})
-    method = args.pop("method")
+    args.update({k: v for k, v in kwargs.items() if k != "method_name"})
+    method = args.pop("method_name")
     with pytest.raises(ValueError, match=match):
         interval_dataset(method, **args)
 
 
 def test_normal_bounds_rejects_bad_dist():
-    with pytest.raises(ValueError, match="dist must be one of"):
-        normal_bounds(1.0, 1.0, dist="cauchy")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        normal_bounds(1.0, 1.0, kind="cauchy")
     with pytest.raises(ValueError, match="needs the degrees of freedom"):
-        normal_bounds(1.0, 1.0, dist="t")
+        normal_bounds(1.0, 1.0, kind="t")
 
 
 def test_combine_keeps_rows_targets_and_variables_without_method_dim():
     combined = combine_intervals(one("a", extra=3.0), one("b", target="ose", extra=4.0))
-    assert combined["method"].values.tolist() == ["a", "b"]
+    assert combined["method_name"].values.tolist() == ["a", "b"]
     assert combined["target"].values.tolist() == ["err", "ose"]
     assert combined.attrs["target"] == "err, ose"
     assert combined["extra"].values.tolist() == [3.0, 4.0]
@@ -84,11 +84,15 @@ def test_combine_refuses_mixed_levels_and_duplicates():
         combine_intervals()
 
 
-def test_selecting_a_method_needs_the_dict_form():
+def test_a_method_is_selected_by_keyword():
     ds = combine_intervals(one("a"), one("b"))
-    # `method` is also a keyword of Dataset.sel, so only the dict form indexes
-    assert ds.sel({"method": "b"})["estimate"].ndim == 0
-    assert ds.sel(method="b")["estimate"].ndim == 1
+    # The dim is not named `method`, a keyword of Dataset.sel that would swallow the label
+    # (ds.sel(method="b") returns every row): the keyword form selects one row.
+    assert "method" not in ds.dims
+    row = ds.sel(method_name="b")
+    assert row["estimate"].ndim == 0
+    assert row["method_name"].item() == "b"
+    assert row["estimate"].item() == ds["estimate"].values[1]
 
 
 # ---------------------------------------------------------------- levels and flags

@@ -294,7 +294,7 @@ def _pair(**kw):
 @pytest.mark.parametrize("kind", REPLICATE_KINDS)
 def test_stack_replicates(kind):
     a, b = _pair(loss_name="abs", attrs={"seed": 3})
-    stacked = stack_replicates([a, b], kind=kind)
+    stacked = stack_replicates([a, b], replicate_kind=kind)
     assert stacked["loss"].dims == ("replicate", "obs")
     assert stacked.attrs["replicate_kind"] == kind
     assert stacked.attrs["loss_name"] == "abs"
@@ -307,7 +307,7 @@ def test_stack_replicates(kind):
 
 def test_stack_replicates_with_sources():
     a, b = _pair(source=["x", "x", "y", "y"], scheme="random")
-    stacked = stack_replicates([a, b], kind="repeat")
+    stacked = stack_replicates([a, b], replicate_kind="repeat")
     np.testing.assert_array_equal(
         stacked["source"].values, [a["source"].values, b["source"].values]
     )
@@ -315,40 +315,40 @@ def test_stack_replicates_with_sources():
 
 def test_stack_unknown_kind():
     with pytest.raises(ValueError, match="unknown replicate kind 'again'"):
-        stack_replicates(list(_pair()), kind="again")
+        stack_replicates(list(_pair()), replicate_kind="again")
 
 
 def test_stack_empty():
     with pytest.raises(ValueError, match="empty input: no tables to stack"):
-        stack_replicates([], kind="repeat")
+        stack_replicates([], replicate_kind="repeat")
 
 
 def test_stack_mismatched_lengths():
     a, _ = _pair()
     c = from_arrays(np.arange(6.0), [0, 0, 1, 1, 2, 2])
     with pytest.raises(ValueError, match=r"mismatched lengths: tables have \[4, 6\] points"):
-        stack_replicates([a, c], kind="repeat")
+        stack_replicates([a, c], replicate_kind="repeat")
 
 
 def test_stack_mismatched_schemes():
     a = from_arrays([1.0, 2.0, 3.0, 4.0], [0, 0, 1, 1], scheme="random")
     b = from_arrays([1.0, 2.0, 3.0, 4.0], [0, 0, 1, 1], scheme="source")
     with pytest.raises(ValueError, match="tables mix CV schemes"):
-        stack_replicates([a, b], kind="repeat")
+        stack_replicates([a, b], replicate_kind="repeat")
 
 
 def test_stack_mixed_sources():
     a = from_arrays([1.0, 2.0, 3.0, 4.0], [0, 0, 1, 1], source=[0, 1, 0, 1])
     b = from_arrays([1.0, 2.0, 3.0, 4.0], [0, 0, 1, 1])
     with pytest.raises(ValueError, match="some tables have sources and others do not"):
-        stack_replicates([a, b], kind="repeat")
+        stack_replicates([a, b], replicate_kind="repeat")
 
 
 def test_stack_already_replicated():
     a, b = _pair()
-    ab = stack_replicates([a, b], kind="repeat")
+    ab = stack_replicates([a, b], replicate_kind="repeat")
     with pytest.raises(ValueError, match="must not have a 'replicate' dimension"):
-        stack_replicates([ab, ab], kind="repeat")
+        stack_replicates([ab, ab], replicate_kind="repeat")
 
 
 # ---------------------------------------------------------------- block_sizes

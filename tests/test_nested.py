@@ -65,12 +65,12 @@ def drop_volatile(ds):
     return out
 
 
-def reference_nested(X, y, n_folds, n_repeats, n_bias, seed, groups=None):
+def reference_nested(X, y, n_splits, n_repeats, n_bias, seed, groups=None):
     """Bates et al.'s Algorithm 1 written out literally, with no fit shared: for each outer
     fold, a fresh (K-1)-fold inner CV (K - 1 fits) and the outer fit: K + K(K-1) fits. Folds
     come from the same seeds as nested_cv's. b_j and the naive SE are var/n over points, or
     the CR1 formula over sources."""
-    k = n_folds
+    k = n_splits
     if groups is None:
         units, n_units = np.arange(len(y)), len(y)
     else:
@@ -153,7 +153,7 @@ def test_one_fit_per_distinct_training_set():
     FIT_LOG.clear()
     n, k = 23, 5
     X, y = with_ids(n)
-    res = nested_cv(Recorder(), X, y, n_folds=k, n_repeats=2, n_bias_repeats=1, random_state=3)
+    res = nested_cv(Recorder(), X, y, n_splits=k, n_repeats=2, n_bias_repeats=1, random_state=3)
     per_rep = k + k * (k - 1) // 2  # 15
     fits = [entry[1] for entry in FIT_LOG if entry[0] == "fit"]
     assert res.attrs["fits_per_repetition"] == per_rep
@@ -182,7 +182,7 @@ def test_no_point_dropped_when_k_does_not_divide_n():
     FIT_LOG.clear()
     n, k = 23, 5
     X, y = with_ids(n)
-    res = nested_cv(Recorder(), X, y, n_folds=k, n_repeats=3, n_bias_repeats=0, random_state=1)
+    res = nested_cv(Recorder(), X, y, n_splits=k, n_repeats=3, n_bias_repeats=0, random_state=1)
     sizes = res["fold_size"].values
     assert (sizes.sum(axis=1) == n).all()
     assert (np.sort(sizes, axis=1) == [4, 4, 5, 5, 5]).all()  # 23 = 3 * 5 + 2 * 4
@@ -209,7 +209,7 @@ def test_matches_literal_algorithm_without_shared_fits(grouped):
     X, y = linear_data(n, seed=4)
     groups = np.repeat(np.arange(11), [3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1]) if grouped else None
     res = nested_cv(
-        OLS(), X, y, groups=groups, n_folds=k, n_repeats=reps, n_bias_repeats=n_bias,
+        OLS(), X, y, groups=groups, n_splits=k, n_repeats=reps, n_bias_repeats=n_bias,
         random_state=11,
     )  # fmt: skip
     ref = reference_nested(X, y, k, reps, n_bias, seed=11, groups=groups)
@@ -228,7 +228,9 @@ def test_interval_equals_the_authors_formula_when_k_divides_n():
     # * (1 + ((K-2)/K)^1.5); interval est -/+ qnorm(1 - alpha/2) * sd(ho_errs) / sqrt(n) * infl.
     n, k = 25, 5
     X, y = linear_data(n, seed=2)
-    res = nested_cv(OLS(), X, y, n_folds=k, n_repeats=4, n_bias_repeats=2, random_state=5)
+    res = nested_cv(
+        OLS(), X, y, n_splits=k, n_repeats=4, n_bias_repeats=2, level=0.90, random_state=5
+    )
     ref = reference_nested(X, y, k, 4, 2, seed=5)
     sd = np.std(ref["every_inner"], ddof=1)
     n_sub = math.floor(n * (k - 1) / k)
@@ -242,9 +244,9 @@ def test_interval_equals_the_authors_formula_when_k_divides_n():
     np.testing.assert_allclose(float(res["inflation"]), infl, rtol=1e-10)
 
 
-def gaussian_cv_mse_target(n_points, n_folds, n_sim, seed, beta, alpha, sigma):
+def gaussian_cv_mse_target(n_points, n_splits, n_sim, seed, beta, alpha, sigma):
     """Monte Carlo E[(CV - Err_XY)^2] for OLS with intercept, x ~ N(0, I), n_points points,
-    random n_folds-fold CV with equal folds. Err_XY is exact: for a new (x, y),
+    random n_splits-fold CV with equal folds. Err_XY is exact: for a new (x, y),
     E[(y - a_hat - x'b_hat)^2 | data] = sigma^2 + (a_hat - alpha)^2 + |b_hat - beta|^2."""
     rng = np.random.default_rng(seed)
     p = beta.size
@@ -259,9 +261,9 @@ def gaussian_cv_mse_target(n_points, n_folds, n_sim, seed, beta, alpha, sigma):
     coef = ols(A, y)
     err_xy = sigma**2 + (coef[:, 0] - alpha) ** 2 + ((coef[:, 1:] - beta) ** 2).sum(axis=1)
     # the rows are i.i.d., so consecutive blocks of the rows form a uniformly random partition
-    size = n_points // n_folds
+    size = n_points // n_splits
     cv = np.zeros(n_sim)
-    for f in range(n_folds):
+    for f in range(n_splits):
         test = np.arange(f * size, (f + 1) * size)
         train = np.setdiff1d(np.arange(n_points), test)
         c = ols(A[:, train], y[:, train])
@@ -283,7 +285,7 @@ def check_mse_unbiased(n_datasets, n_repeats, n_sim):
         X = rng.standard_normal((n, 2))
         y = alpha + X @ beta + sigma * rng.standard_normal(n)
         res = nested_cv(
-            OLS(), X, y, n_folds=k, n_repeats=n_repeats, n_bias_repeats=0, random_state=d
+            OLS(), X, y, n_splits=k, n_repeats=n_repeats, n_bias_repeats=0, random_state=d
         )
         mse.append(float(res["mse"]))
         a.append(float(res["a"].mean()))
@@ -328,7 +330,7 @@ def test_bias_constants_as_published():
 @pytest.mark.parametrize("choice", ["code", "paper", None])
 def test_bias_correction_applied_to_the_estimate(choice):
     X, y = linear_data(30, seed=1)
-    res = nested_cv(OLS(), X, y, n_folds=5, n_repeats=2, bias_correction=choice, random_state=0)
+    res = nested_cv(OLS(), X, y, n_splits=5, n_repeats=2, bias_correction=choice, random_state=0)
     c = bias_constant(5, choice)
     ncv, cv = float(res["err_ncv"]), float(res["err_cv"])
     assert ncv != cv
@@ -340,8 +342,8 @@ def test_bias_correction_applied_to_the_estimate(choice):
 
 def test_err_cv_pools_outer_folds_and_extra_repetitions():
     X, y = linear_data(30, seed=1)
-    res = nested_cv(OLS(), X, y, n_folds=5, n_repeats=5, random_state=0)
-    assert res.sizes["bias_repetition"] == 1  # ceil(5 / 5), the authors' default
+    res = nested_cv(OLS(), X, y, n_splits=5, n_repeats=5, random_state=0)
+    assert res.sizes["bias_replicate"] == 1  # ceil(5 / 5), the authors' default
     pooled = np.concatenate([res["err_cv_repetition"].values, res["err_cv_bias"].values])
     assert float(res["err_cv"]) == pytest.approx(pooled.mean())
     # each repetition's outer folds are one K-fold CV: its error is the size-weighted mean
@@ -353,7 +355,7 @@ def test_err_cv_pools_outer_folds_and_extra_repetitions():
 
 def test_inflation_clipping():
     X, y = linear_data(30, seed=7)
-    kw = {"n_folds": 5, "n_repeats": 3, "random_state": 2}
+    kw = {"n_splits": 5, "n_repeats": 3, "random_state": 2}
     code = nested_cv(OLS(), X, y, **kw)
     raw = nested_cv(OLS(), X, y, inflation_bounds=None, **kw)
     unit = nested_cv(OLS(), X, y, inflation_bounds=(1, 1), **kw)
@@ -375,7 +377,7 @@ def test_negative_mse_without_clipping_is_flagged_not_hidden():
     X, y = linear_data(30, seed=0)
     for seed in range(20):
         res = nested_cv(
-            OLS(), X, y, n_folds=5, n_repeats=1, inflation_bounds=None, random_state=seed
+            OLS(), X, y, n_splits=5, n_repeats=1, inflation_bounds=None, random_state=seed
         )
         if float(res["mse"]) < 0:
             break
@@ -383,15 +385,15 @@ def test_negative_mse_without_clipping_is_flagged_not_hidden():
         pytest.fail("no negative mse in 20 seeds")
     assert np.isnan(res["lower"].item())
     assert res["flag"].item() == "negative_variance"
-    clipped = nested_cv(OLS(), X, y, n_folds=5, n_repeats=1, random_state=seed)
+    clipped = nested_cv(OLS(), X, y, n_splits=5, n_repeats=1, random_state=seed)
     assert clipped["se"].item() == pytest.approx(float(clipped["naive_se"]))  # lower bound 1
     assert clipped["flag"].item() == ""
 
 
 def test_longer_run_extends_a_shorter_one():
     X, y = linear_data(30, seed=3)
-    short = nested_cv(OLS(), X, y, n_folds=5, n_repeats=2, n_bias_repeats=1, random_state=8)
-    long = nested_cv(OLS(), X, y, n_folds=5, n_repeats=4, n_bias_repeats=2, random_state=8)
+    short = nested_cv(OLS(), X, y, n_splits=5, n_repeats=2, n_bias_repeats=1, random_state=8)
+    long = nested_cv(OLS(), X, y, n_splits=5, n_repeats=4, n_bias_repeats=2, random_state=8)
     for name in ("a", "b", "err_inner", "mse_running", "inflation_running"):
         np.testing.assert_array_equal(short[name].values, long[name].values[:2])
     assert short["err_cv_bias"].values[0] == long["err_cv_bias"].values[0]
@@ -400,7 +402,7 @@ def test_longer_run_extends_a_shorter_one():
 def test_identical_for_n_jobs_1_and_2():
     X, y = linear_data(40, seed=5)
     groups = np.repeat(np.arange(10), 4)
-    kw = {"n_folds": 4, "n_repeats": 4, "random_state": 123}
+    kw = {"n_splits": 4, "n_repeats": 4, "random_state": 123}
     for g in (None, groups):
         one = nested_cv(LinearRegression(), X, y, groups=g, n_jobs=1, **kw)
         two = nested_cv(LinearRegression(), X, y, groups=g, n_jobs=2, **kw)
@@ -412,7 +414,7 @@ def test_grouped_folds_keep_sources_whole():
     n = 40
     X, y = with_ids(n)
     groups = np.repeat(np.arange(8), 5)
-    res = nested_cv(Recorder(), X, y, groups=groups, n_folds=3, n_repeats=2, random_state=0)
+    res = nested_cv(Recorder(), X, y, groups=groups, n_splits=3, n_repeats=2, random_state=0)
     for entry in FIT_LOG:
         if entry[0] == "predict":
             tested = set(groups[entry[2]].tolist())
@@ -421,26 +423,26 @@ def test_grouped_folds_keep_sources_whole():
     assert res.attrs["n_sources"] == 8
     assert "new sources" in res.attrs["target_detail"]
     with pytest.raises(ValueError, match="at least two sources in every outer fold"):
-        nested_cv(Recorder(), X, y, groups=groups, n_folds=5)
+        nested_cv(Recorder(), X, y, groups=groups, n_splits=5)
 
 
 def test_classifier_defaults_to_zero_one_loss():
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
-    res = nested_cv(LogisticRegression(), X, y, n_folds=3, n_repeats=2, random_state=0)
+    res = nested_cv(LogisticRegression(), X, y, n_splits=3, n_repeats=2, random_state=0)
     assert res.attrs["loss_name"] == "zero_one"
     assert 0 <= float(res["err_ncv"]) <= 1
     assert ((res["a"] >= 0) & (res["a"] <= 1)).all()
     logl = nested_cv(
-        LogisticRegression(), X, y, n_folds=3, n_repeats=1, loss="log_loss", random_state=0
+        LogisticRegression(), X, y, n_splits=3, n_repeats=1, loss="log_loss", random_state=0
     )
     assert logl.attrs["loss_name"] == "log_loss"
     with pytest.raises(ValueError, match="predict_proba"):
-        nested_cv(LinearRegression(), X, y, n_folds=3, loss="log_loss")
+        nested_cv(LinearRegression(), X, y, n_splits=3, loss="log_loss")
 
 
 def test_result_round_trips_through_netcdf(tmp_path):
     X, y = linear_data(24, seed=0)
-    res = nested_cv(OLS(), X, y, n_folds=4, n_repeats=2, random_state=0)
+    res = nested_cv(OLS(), X, y, n_splits=4, n_repeats=2, random_state=0)
     path = tmp_path / "nested.nc"
     res.to_netcdf(path, engine="h5netcdf")
     with xr.open_dataset(path, engine="h5netcdf") as back:
@@ -451,7 +453,7 @@ def test_result_round_trips_through_netcdf(tmp_path):
 
 def test_progress_bar_counts_repetitions(capsys):
     X, y = linear_data(24, seed=0)
-    nested_cv(OLS(), X, y, n_folds=4, n_repeats=2, n_bias_repeats=1, progress=True)
+    nested_cv(OLS(), X, y, n_splits=4, n_repeats=2, n_bias_repeats=1, progress=True)
     err = capsys.readouterr().err
     assert "nested CV" in err
     assert "3/3" in err
@@ -460,14 +462,14 @@ def test_progress_bar_counts_repetitions(capsys):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n_folds": 2}, "n_folds must be an integer >= 3"),
+        ({"n_splits": 2}, "n_splits must be an integer >= 3"),
         ({"n_repeats": 0}, "n_repeats must be an integer >= 1"),
         ({"n_bias_repeats": -1}, "n_bias_repeats"),
         ({"level": 1.5}, "level"),
         ({"bias_correction": "both"}, "bias_correction"),
         ({"inflation_bounds": (2, 1)}, "lo <= hi"),
         ({"inflation_bounds": "paper"}, "inflation_bounds"),
-        ({"n_folds": 13}, "at least 2 \\* n_folds = 26 points"),
+        ({"n_splits": 13}, "at least 2 \\* n_splits = 26 points"),
     ],
 )
 def test_bad_options_raise(kwargs, match):
@@ -480,7 +482,7 @@ def test_pandas_input_and_estimator_left_unfitted():
     X, y = linear_data(30, seed=6)
     groups = np.repeat(np.arange(10), 3)
     model = LinearRegression()
-    kw = {"n_folds": 3, "n_repeats": 2, "random_state": 1}
+    kw = {"n_splits": 3, "n_repeats": 2, "random_state": 1}
     arrays = nested_cv(model, X, y, groups=groups, **kw)
     frames = nested_cv(
         model, pd.DataFrame(X), pd.Series(y), groups=pd.Series(groups).astype(str), **kw

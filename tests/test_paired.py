@@ -15,7 +15,8 @@ from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import Ridge
 
 import bayescv
-from bayescv.classical.paired import ALTERNATIVES, loss_differences, paired_comparison
+from bayescv.classical.paired import ALTERNATIVES, paired_comparison
+from bayescv.losses import loss_differences
 from bayescv.losses import from_arrays
 
 
@@ -28,7 +29,7 @@ def learners(regression):
 
 
 def pick(ds, name):
-    return ds.sel({"method": name})
+    return ds.sel(method_name=name)
 
 
 # ------------------------------------------------------------------ loss_differences
@@ -66,17 +67,17 @@ def test_loss_differences_refuses_other_splits(regression, learners):
 
 
 # ------------------------------------------------------------------ paired_comparison
-@pytest.mark.parametrize("dist", ["normal", "t"])
-def test_statistic_and_p_values_match_scipy(learners, dist):
+@pytest.mark.parametrize("kind", ["normal", "t"])
+def test_statistic_and_p_values_match_scipy(learners, kind):
     a, b = learners
     h = a["loss"].values - b["loss"].values
     results = {
-        alt: paired_comparison(a, b, "all", dist=dist, alternative=alt) for alt in ALTERNATIVES
+        alt: paired_comparison(a, b, "all", kind=kind, alternative=alt) for alt in ALTERNATIVES
     }
     two, less, greater = results["two-sided"], results["less"], results["greater"]
     assert two.attrs["difference"] == "A - B"
     assert less.attrs["alternative"] == "less"
-    for name in two["method"].values:
+    for name in two["method_name"].values:
         row = pick(two, name)
         if not np.isfinite(row["se"]):
             assert np.isnan(row["p_value"])
@@ -100,7 +101,7 @@ def test_statistic_and_p_values_match_scipy(learners, dist):
         if name != "nadeau_bengio":  # its estimate is the mean of the fold means
             np.testing.assert_allclose(row["estimate"], h.mean(), rtol=1e-12)
     # with the normal reference, only Nadeau–Bengio keeps finite df (it is a t procedure)
-    if dist == "normal":
+    if kind == "normal":
         assert np.isinf(pick(two, "naive_points")["df"])
         assert float(pick(two, "nadeau_bengio")["df"]) == 4
 
@@ -159,7 +160,7 @@ def test_p_values_uniform_under_a_swap_symmetric_null():
     a = from_arrays(shared + rng.normal(size=(R, K * M)), blocks, replicate_kind="independent")
     b = from_arrays(shared + rng.normal(size=(R, K * M)), blocks, replicate_kind="independent")
     out = paired_comparison(a, b, ["bayle_all_pairs", "bayle_within"])
-    assert out["p_value"].dims == ("replicate", "method")
+    assert out["p_value"].dims == ("replicate", "method_name")
     for name in ("bayle_all_pairs", "bayle_within"):
         p = pick(out, name)["p_value"].values
         assert stats.kstest(p, "uniform").pvalue > 0.01

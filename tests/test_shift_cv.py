@@ -39,7 +39,7 @@ def shifted():
 def test_weighted_cv_covers_the_target_risk_that_plain_cv_misses(shifted):
     xs, ys, xt, truth = shifted
     ds = importance_weighted_cv(LinearRegression(), xs, ys, xt, cv=5, random_state=0)
-    assert ds["method"].values.tolist() == ["iw", "iw_control_variate"]
+    assert ds["method_name"].values.tolist() == ["iw", "iw_control_variate"]
     assert ds.attrs["target"] == "target_risk"
     # The unweighted CV mean estimates the source risk: its interval misses the target
     # risk by far (truth 7.7, source risk 2.7 ± 0.6).
@@ -119,8 +119,8 @@ def test_every_source_is_held_out_and_checked_against_its_true_loss(sources):
     x, y, groups = sources
     ds = importance_weighted_cvs(LinearRegression(), x, y, groups, cv=5, random_state=0)
     assert ds["source"].values.tolist() == ["a", "b", "c", "d"]
-    assert ds["estimate"].dims == ("source", "method")
-    assert ds["covered"].dims == ("source", "method")
+    assert ds["estimate"].dims == ("source", "method_name")
+    assert ds["covered"].dims == ("source", "method_name")
     for label in ("a", "d"):
         held = groups == label
         model = LinearRegression().fit(x[~held], y[~held])
@@ -139,10 +139,10 @@ def test_every_source_is_held_out_and_checked_against_its_true_loss(sources):
     np.testing.assert_array_equal(
         ds["agrees"].values, (gap <= 1.959963984540054 * combined).values
     )
-    assert ds["agrees"].dims == ("source", "method")
+    assert ds["agrees"].dims == ("source", "method_name")
     # The outer sources are shifted most; the weighting moves the estimate toward their
     # true loss, where the unweighted CV mean of the others falls short.
-    iw_error = np.abs(ds["estimate"].sel({"method": "iw"}) - ds["true_risk"])
+    iw_error = np.abs(ds["estimate"].sel(method_name="iw") - ds["true_risk"])
     naive_error = np.abs(ds["source_risk"] - ds["true_risk"])
     for label in ("a", "d"):
         assert iw_error.sel(source=label) < naive_error.sel(source=label)

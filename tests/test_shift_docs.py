@@ -15,7 +15,7 @@ def blocks(text):
     return re.findall(r"```python\n(.*?)\n```\s*```text\n(.*?)\n```", text, flags=re.S)
 
 
-def normalise(text):
+def normalize(text):
     return [line.split() for line in text.strip().splitlines()]
 
 
@@ -30,11 +30,11 @@ def test_examples_run_and_print_what_the_page_shows():
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(compile(code, str(DOC), "exec"), namespace)
-        assert normalise(out.getvalue()) == normalise(shown), code
+        assert normalize(out.getvalue()) == normalize(shown), code
     # The claims around the first example: plain CV reports 0.48, below the control-variate
     # interval; the control variate almost halves the variance.
     ds = namespace["ds"]
-    assert ds.attrs["source_risk"] < ds["lower"].sel({"method": "iw_control_variate"}).item()
+    assert ds.attrs["source_risk"] < ds["lower"].sel(method_name="iw_control_variate").item()
     assert ds.attrs["variance_ratio"] == pytest.approx(0.54, abs=0.005)
 
 

@@ -63,7 +63,7 @@ def test_iw_and_control_variate_are_unbiased(shift):
     ):
         est = estimates(ds)
         mc_se = est.std(ddof=1) / np.sqrt(est.size)
-        assert abs(est.mean() - sc.target_risk) < 4 * mc_se, (ds["method"].item(), est.mean())
+        assert abs(est.mean() - sc.target_risk) < 4 * mc_se, (ds["method_name"].item(), est.mean())
 
 
 def test_plugin_beta_has_the_first_order_bias_and_cross_fitting_removes_it():
@@ -212,12 +212,12 @@ def test_result_follows_the_interval_contract():
     sc = GaussianShift(shift=0.5)
     _, loss, w = sc.sample_source(300, rng=2)
     ds = target_risk_intervals(loss, w, level=0.9)
-    assert ds["method"].values.tolist() == ["iw", "iw_control_variate"]
+    assert ds["method_name"].values.tolist() == ["iw", "iw_control_variate"]
     assert ds["target"].values.tolist() == ["target_risk"] * 2
     assert ds.attrs["level"] == 0.9
     assert ds.attrs["target"] == "target_risk"
     for name in ("estimate", "lower", "upper", "se", "flag", "ess", "beta", "n_points"):
-        assert ds[name].dims == ("method",)
+        assert ds[name].dims == ("method_name",)
     half = ds["upper"] - ds["estimate"]
     np.testing.assert_allclose(half, 1.6448536269514722 * ds["se"])  # z_0.95
     assert ds["ess"].values[0] == pytest.approx(float(effective_sample_size(w)))
@@ -225,13 +225,13 @@ def test_result_follows_the_interval_contract():
     assert ds.attrs["weight_clipping"] == "none"
     assert ds.attrs["weight_normalization"] == "none"
     assert ds["flag"].values.tolist() == ["", ""]
-    assert np.isnan(ds["beta"].sel({"method": "iw"}).item())
-    assert ds["beta"].sel({"method": "iw_control_variate"}) == pytest.approx(optimal_beta(loss, w))
+    assert np.isnan(ds["beta"].sel(method_name="iw").item())
+    assert ds["beta"].sel(method_name="iw_control_variate") == pytest.approx(optimal_beta(loss, w))
     # The single-method functions give the same numbers.
     iw = importance_weighted_risk(loss, w, level=0.9)
     cv = control_variate_risk(loss, w, level=0.9)
-    assert iw["estimate"].item() == ds["estimate"].sel({"method": "iw"}).item()
-    assert cv["se"].item() == ds["se"].sel({"method": "iw_control_variate"}).item()
+    assert iw["estimate"].item() == ds["estimate"].sel(method_name="iw").item()
+    assert cv["se"].item() == ds["se"].sel(method_name="iw_control_variate").item()
     assert iw["estimate"].item() == pytest.approx(np.mean(loss * w))
     assert iw["se"].item() == pytest.approx(np.std(loss * w, ddof=1) / np.sqrt(300))
 
@@ -242,7 +242,7 @@ def test_results_combine_and_round_trip_through_netcdf(tmp_path):
     combined = combine_intervals(
         importance_weighted_risk(loss, w, clip=3.0), control_variate_risk(loss, w, clip=3.0)
     )
-    assert combined["method"].values.tolist() == ["iw", "iw_control_variate"]
+    assert combined["method_name"].values.tolist() == ["iw", "iw_control_variate"]
     path = tmp_path / "shift.nc"
     combined.to_netcdf(path, engine="h5netcdf")
     with xr.open_dataset(path, engine="h5netcdf") as back:
@@ -255,7 +255,7 @@ def test_replicates_from_2d_arrays_and_shared_weights():
     loss = rng.exponential(1.0, (3, 40))
     w = rng.gamma(4.0, 0.25, 40)
     ds = importance_weighted_risk(loss, w)  # 1-D weights shared by every replicate
-    assert ds["estimate"].dims == ("replicate", "method")
+    assert ds["estimate"].dims == ("replicate", "method_name")
     np.testing.assert_allclose(ds["estimate"].values[:, 0], (loss * w).mean(axis=1))
 
 
@@ -384,7 +384,7 @@ def test_loss_table_with_replicates_gives_a_replicate_dim():
     loss = rng.exponential(1.0, (2, 12))
     table = from_arrays(loss, np.tile(np.arange(12) % 2, (2, 1)), replicate_kind="repeat")
     ds = control_variate_risk(table, np.linspace(0.5, 1.5, 12))
-    assert ds["estimate"].dims == ("replicate", "method")
+    assert ds["estimate"].dims == ("replicate", "method_name")
     assert ds.sizes["replicate"] == 2
 
 

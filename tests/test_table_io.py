@@ -103,7 +103,7 @@ def test_roundtrip_stacked_replicates_with_string_labels(fmt, tmp_path):
     a = from_arrays([0.1, 0.2, 0.3, 0.4], ["x", "y", "x", "y"])
     b = from_arrays([0.5, 0.6, 0.7, 0.8], ["y", "y", "yy", "yy"])
     # assert_identical would not notice "<U1" vs "<U2"; assert_roundtrip checks dtypes too
-    table = stack_replicates([a, b], kind="independent")
+    table = stack_replicates([a, b], replicate_kind="independent")
     assert_roundtrip(table, fmt, tmp_path)
 
 

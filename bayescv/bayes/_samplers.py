@@ -93,7 +93,7 @@ def _sample_pymc(
     """
     if cores not in (None, 1):
         raise ValueError(
-            "sampler='pymc' runs its chains one after another (cores=1), reusing the compiled "
+            "sampler='pymc' runs its chains one after another (n_jobs=1), reusing the compiled "
             "step; for parallel chains use sampler='nutpie', or run fits in parallel"
         )
     _import_pymc()

@@ -2,10 +2,10 @@
 
 :func:`fit` samples with nutpie when it is installed and PyMC's NUTS otherwise
 (``sampler="auto"``), or with the sampler named, then adds with numpy the quantities that need
-no gradient: θ_CVS (eq. 7 of Geras & Sutton 2013, for unequal block sizes the variance
+no gradient: θ_CVS (Geras & Sutton 2013, eq. 7; for unequal block sizes the variance
 w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means, ``expected_cv``
 (E[μ̂] with the sources fixed), ``ose`` (the out-of-source error, the population mean μ₀ of
-the source errors, 000 eq. 3) and ``new_source`` (the error level of one new source,
+the source errors; Geras & Sutton 2013, eq. 3) and ``new_source`` (the error level of one new source,
 μ₀ + τ z); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
 filled the same way, so a later fit never recompiles.
 Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, stored in
@@ -62,7 +62,7 @@ def fit(
     sampler: str = "auto",
     random_state: int | np.random.Generator | None = None,
     target_accept: float = 0.8,
-    cores: int | None = None,
+    n_jobs: int | None = None,
     prior_draws: int = 500,
     rhat_max: float = 1.01,
     ess_min: float = 400.0,
@@ -106,7 +106,7 @@ def fit(
         Seeds the sampler (one child seed per chain) and every numpy draw.
     target_accept : float, default 0.8
         Target acceptance rate of NUTS' step-size adaptation.
-    cores : int, optional
+    n_jobs : int, optional
         Chains run in parallel, nutpie only (default min(chains, CPUs)); PyMC's NUTS runs
         its chains one after another in this process, reusing the compiled step (worker
         processes would re-import and re-link it on every fit), so it accepts only 1. Draws
@@ -151,7 +151,7 @@ def fit(
     posterior mean is μ̂ itself and its posterior variance is E[θ].
 
     ``mu_pooled`` are the partially pooled source means under μ_k ~ N(μ₀, τ²). ``ose`` = μ₀
-    is the out-of-source error of 000 eq. 3, the mean error over the population of sources
+    is the out-of-source error of Geras & Sutton (2013, eq. 3), the mean error over the population of sources
     (a fixed number): its posterior variance, about (τ² + Σ_kk) / K for K sources, carries
     the between-source heterogeneity τ² / K that θ leaves out. ``new_source`` = μ₀ + τ z,
     z ~ N(0, 1), is the (predictive) error level of one new source: it carries τ² itself.
@@ -166,7 +166,7 @@ def fit(
     >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
     >>> idata = fit(table, random_state=1)
     >>> ci = posterior_intervals(idata, level=0.9)
-    >>> ci["method"].values.tolist()
+    >>> ci["method_name"].values.tolist()
     ['bayes_expected_cv', 'bayes_ose', 'bayes_new_source']
     >>> ci["target"].values.tolist()
     ['expected_cv', 'ose', 'new_source']
@@ -205,7 +205,7 @@ def fit(
         chains,
         sampler_seed,
         target_accept,
-        cores,
+        n_jobs,
         progress,
     )
     sampling_s = time.perf_counter() - start
@@ -456,7 +456,7 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
     return out
 
 
-def posterior_intervals(idata, level: float = 0.95, *, kind: str = "eti") -> xr.Dataset:
+def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.Dataset:
     """Posterior intervals of the CV targets, in the package's interval Dataset.
 
     Parameters
@@ -477,13 +477,13 @@ def posterior_intervals(idata, level: float = 0.95, *, kind: str = "eti") -> xr.
         * ``bayes_expected_cv`` (target ``expected_cv``): Σ_k (n_k / N) μ_k, the mean error
           of the sources at hand, n-weighted: E[μ̂] of the pooled CV estimate, sources fixed;
         * CVS model only, ``bayes_ose`` (target ``ose``): μ₀, the out-of-source error of
-          000 eq. 3, the mean error over the population of sources; its spread carries
+          Geras & Sutton (2013, eq. 3), the mean error over the population of sources; its spread carries
           τ² / K besides the sampling error of the block means;
         * CVS model only, ``bayes_new_source`` (target ``new_source``): μ₀ + τ z, the error
           level of one new source, a posterior predictive that carries τ² itself.
 
         ``estimate`` is the posterior mean, ``se`` the posterior standard deviation;
-        ``dist`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
+        ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
         ``"not_converged"`` when the fit's diagnostics failed.
     """
     check_level(level)
@@ -514,7 +514,7 @@ def posterior_intervals(idata, level: float = 0.95, *, kind: str = "eti") -> xr.
         level=level,
         target=targets,
         flag=[flag] * len(targets),
-        dist=f"posterior_{kind}",
+        kind=f"posterior_{kind}",
         seed=attrs.get("seed"),
         attrs={
             "sampler": str(attrs.get("sampler", "")),

@@ -18,55 +18,12 @@ import numpy as np
 import xarray as xr
 
 from bayescv.bayes.fit import fit
-from bayescv.losses import from_arrays, validate
+from bayescv.losses import loss_differences
 
-__all__ = ["compare_learners", "paired_differences"]
-
-
-def paired_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
-    """Per-point loss differences A − B of two learners evaluated on the same folds.
-
-    Parameters
-    ----------
-    losses_a, losses_b : xarray.Dataset
-        Loss tables with the same points (``index``), blocks and replicates, for example
-        from :func:`bayescv.cross_val_losses` with the same ``cv`` and ``random_state``.
-
-    Returns
-    -------
-    xarray.Dataset
-        A loss table of the differences (``loss_name`` ``"difference"``).
-
-    Raises
-    ------
-    ValueError
-        When the tables do not pair point by point.
-    """
-    validate(losses_a)
-    validate(losses_b)
-    if losses_a["loss"].shape != losses_b["loss"].shape:
-        raise ValueError(
-            f"the tables differ in shape: {losses_a['loss'].shape} vs {losses_b['loss'].shape}"
-        )
-    for name in ("block", "index"):
-        if not np.array_equal(losses_a[name].values, losses_b[name].values):
-            raise ValueError(
-                f"the tables do not pair point by point: their '{name}' coordinates differ "
-                "(run both learners with the same folds and random_state)"
-            )
-    kind = losses_a.attrs.get("replicate_kind") if "replicate" in losses_a.dims else None
-    return from_arrays(
-        losses_a["loss"].values - losses_b["loss"].values,
-        losses_a["block"].values,
-        source=losses_a["source"].values if "source" in losses_a.coords else None,
-        index=losses_a["index"].values,
-        scheme=losses_a.attrs["scheme"],
-        replicate_kind=kind,
-        loss_name="difference",
-    )
+__all__ = ["paired_comparison"]
 
 
-def compare_learners(
+def paired_comparison(
     losses_a: xr.Dataset,
     losses_b: xr.Dataset,
     *,
@@ -79,7 +36,7 @@ def compare_learners(
     Parameters
     ----------
     losses_a, losses_b : xarray.Dataset
-        Paired loss tables (see :func:`paired_differences`).
+        Paired loss tables (see :func:`bayescv.losses.loss_differences`).
     rope : float
         Half-width of the region of practical equivalence, in loss units (≥ 0).
     level : float, default 0.95
@@ -103,18 +60,18 @@ def compare_learners(
     --------
     >>> import numpy as np
     >>> from bayescv.losses import from_arrays
-    >>> from bayescv.bayes import compare_learners
+    >>> from bayescv.bayes import paired_comparison
     >>> rng = np.random.default_rng(0)
     >>> block = np.repeat(np.arange(4), 50)
     >>> a = from_arrays(rng.normal(1.0, 0.2, 200), block, scheme="source")
     >>> b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 200)})
-    >>> _, s = compare_learners(a, b, rope=0.05, random_state=0)
+    >>> _, s = paired_comparison(a, b, rope=0.05, random_state=0)
     >>> float(s["p_better"].sel(target="sources")) > 0.99
     True
     """
     if not (np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
-    diff = paired_differences(losses_a, losses_b)
+    diff = loss_differences(losses_a, losses_b)
     idata = fit(diff, **fit_kwargs)
     post = idata.posterior
     draws = {str(b): post["mu_pooled"].sel(block=b).values.ravel() for b in post["block"].values}

@@ -46,7 +46,7 @@ from bayescv.classical.intervals import (
     interval_target,
     variance_estimates,
 )
-from bayescv.classical.paired import ALTERNATIVES, loss_differences, paired_comparison
+from bayescv.classical.paired import ALTERNATIVES, paired_comparison
 
 __all__ = [
     "ALTERNATIVES",
@@ -62,7 +62,6 @@ __all__ = [
     "expected_estimates",
     "gs_moments",
     "interval_target",
-    "loss_differences",
     "naive_se_folds",
     "naive_se_points",
     "paired_comparison",

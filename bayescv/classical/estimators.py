@@ -5,7 +5,7 @@ a quadratic form eᵀWe of the losses, and all of them are computed from the per
 sufficient statistics of :func:`bayescv.moments.block_moments` (n_k, S_k and the centred
 within-block sum of squares W_k): O(N) time, O(K) memory, never an N×N matrix.
 
-Notation (Geras & Sutton 2013, "000"): K blocks (folds, or held-out sources), M points per
+Notation (Geras & Sutton 2013): K blocks (folds, or held-out sources), M points per
 block when sizes are equal, N = KM; block means ē_k; the empirical moments
 
 * s_k^σ² = (1/M) Σ_i e_ki²,  s_k^ω = 1/(M(M−1)) Σ_{i≠j} e_ki e_kj,  s_kl^γ = ē_k ē_l,
@@ -13,7 +13,7 @@ block when sizes are equal, N = KM; block means ē_k; the empirical moments
 
 Their expectations are σ_k² + μ_k², ω_k + μ_k² and γ_kl + μ_k μ_l, where μ_k is the mean
 loss of block k, σ_k² a point's variance, ω_k the covariance of two points of one block and
-γ_kl that of points of two blocks. The variance of μ̂ is (000 eq. 7, written for any sizes)
+γ_kl that of points of two blocks. The variance of μ̂ is (Geras & Sutton 2013, eq. 7, written for any sizes)
 
     θ = (1/N²) [Σ_k n_k σ_k² + Σ_k n_k(n_k−1) ω_k + Σ_{k≠l} n_k n_l γ_kl].
 
@@ -25,7 +25,7 @@ Numerics: every formula is evaluated in a centred form (block means minus their 
 from centred values), so a large common mean does not cancel catastrophically; the
 coefficient of μ̂² (α₄ of Proposition 1) is applied exactly.
 
-Formulas written with M (Tables 1 and 2 of 000, θ_5, θ_A, θ_B, the Proposition-1 family)
+Formulas written with M (Geras & Sutton 2013, Tables 1 and 2, θ_5, θ_A, θ_B, the Proposition-1 family)
 need equal block sizes and raise a :class:`ValueError` otherwise; ``theta_A_weighted`` and
 ``theta_B_weighted`` are this package's extension of θ_A and θ_B to unequal sizes.
 
@@ -233,25 +233,25 @@ ESTIMATORS: dict[str, _Estimator] = {
     "theta_1": _Estimator(
         lambda s: _cvr(s, lambda N, M: (1, M - 1, N - M), "theta_1"),
         "mu^2",
-        "mu = 0 (CVR; Grandvalet & Bengio 2006, Table 2 of 000)",
+        "mu = 0 (CVR; Grandvalet & Bengio 2006; Geras & Sutton 2013, Table 2)",
         True,
     ),
     "theta_2": _Estimator(
         lambda s: _cvr(s, lambda N, M: (1, -(N + 1 - M), N - M), "theta_2"),
         "-omega",
-        "omega = 0 (CVR; Table 2 of 000); can be negative",
+        "omega = 0 (CVR; Geras & Sutton 2013, Table 2); can be negative",
         True,
     ),
     "theta_3": _Estimator(
         lambda s: _cvr(s, lambda N, M: (1, M - 1, -M), "theta_3"),
         "-gamma",
-        "gamma = 0 (CVR; Table 2 of 000)",
+        "gamma = 0 (CVR; Geras & Sutton 2013, Table 2)",
         True,
     ),
     "theta_4": _Estimator(
         lambda s: _cvr(s, lambda N, M: (1, -1, 0 * N), "theta_4"),
         "-(M/N) omega - ((N-M)/N) gamma",
-        "gamma = -M omega/(N-M) (CVR; Table 2 of 000)",
+        "gamma = -M omega/(N-M) (CVR; Geras & Sutton 2013, Table 2)",
         True,
     ),
     "theta_5": _Estimator(
@@ -263,25 +263,25 @@ ESTIMATORS: dict[str, _Estimator] = {
     "theta_omega": _Estimator(
         lambda s: theta_omega_array(s),
         "-sum_k omega_k / K + (1-K)/K^2 (sum_k mu_k^2 - sum_{k!=l} mu_k mu_l / (K-1))",
-        "all omega_k = 0 and all mu_k equal (CVS; Table 1 of 000); can be negative",
+        "all omega_k = 0 and all mu_k equal (CVS; Geras & Sutton 2013, Table 1); can be negative",
         True,
     ),
     "theta_gamma": _Estimator(
         lambda s: theta_gamma_array(s),
         "-sum_{k!=l} gamma_kl / (K(K-1)) + (1/K^2) (sum_k mu_k^2 - sum_{k!=l} mu_k mu_l / (K-1))",
-        "all gamma_kl = 0 and all mu_k equal (CVS; Table 1 of 000)",
+        "all gamma_kl = 0 and all mu_k equal (CVS; Geras & Sutton 2013, Table 1)",
         True,
     ),
     "theta_A": _Estimator(
         _theta_a,
         "-(1/K^2) (sum_k omega_k + sum_{k!=l} gamma_kl)",
-        "no mu terms in the bias (CVS; eq. 11 of 000); optimistic when omega, gamma > 0",
+        "no mu terms in the bias (CVS; Geras & Sutton 2013, eq. 11); optimistic when omega, gamma > 0",
         True,
     ),
     "theta_B": _Estimator(
         lambda s: 2 * _theta_a(s),
         "(1/(K^2 M)) (sum_k sigma_k^2 - (M+1) sum_k omega_k - M sum_{k!=l} gamma_kl)",
-        "no mu terms in the bias, terms of opposite sign (CVS; eq. 12 of 000)",
+        "no mu terms in the bias, terms of opposite sign (CVS; Geras & Sutton 2013, eq. 12)",
         True,
     ),
     "theta_A_weighted": _Estimator(
@@ -412,12 +412,14 @@ theta_2 = _document(_named("theta_2"), "θ_2 = (1/N) s1 − ((N+1−M)/N) s2 + (
 theta_3 = _document(_named("theta_3"), "θ_3 = (1/N) s1 + ((M−1)/N) s2 − (M/N) s3.")
 theta_4 = _document(_named("theta_4"), "θ_4 = (1/N) s1 − (1/N) s2 = σ²_in / N.")
 theta_5 = _document(_named("theta_5"), "θ_5 = (1/N) s1 + ((N+M−1)/N) s2 − ((N+M)/N) s3.")
-theta_omega = _document(_named("theta_omega"), "θ^ω = μ̂² − s2 (Table 1 of 000, all ω_k = 0).")
+theta_omega = _document(
+    _named("theta_omega"), "θ^ω = μ̂² − s2 (Geras & Sutton 2013, Table 1, all ω_k = 0)."
+)
 theta_gamma = _document(
     _named("theta_gamma"), "θ^γ = μ̂² − s3, the squared standard error of the block means."
 )
 theta_A = _document(_named("theta_A"), "θ_A = (1/(K²M)) Σ_k (s_k^σ² − s_k^ω) = σ²_in/N.")
-theta_B = _document(_named("theta_B"), "θ_B = 2 θ_A (eq. 12 of 000).")
+theta_B = _document(_named("theta_B"), "θ_B = 2 θ_A (Geras & Sutton 2013, eq. 12).")
 theta_A_weighted = _document(
     _named("theta_A_weighted"),
     "θ_A for unequal sizes: (1/N²) Σ_k n_k W_k/(n_k − 1).",
@@ -562,7 +564,7 @@ def theta_gamma_pair(losses: xr.Dataset | BlockStats) -> xr.DataArray:
 def quadratic_estimator(
     alpha1: float, alpha2: float, alpha3: float, alpha4: float
 ) -> Callable[[Any], xr.DataArray]:
-    """Build the CVR quadratic estimator with bias α₁σ² + α₂ω + α₃γ + α₄μ² (000, Prop. 1).
+    """Build the CVR quadratic estimator with bias α₁σ² + α₂ω + α₃γ + α₄μ² (Geras & Sutton 2013, Prop. 1).
 
     Proposition 1 (as corrected in the project's notes): a quadratic estimator with that
     bias exists if and only if α₁ + α₂ + α₃ − α₄ = −1; it is A s1 + B s2 + C s3 with
@@ -612,7 +614,7 @@ def quadratic_estimator(
 
 
 def gs_moments(losses: xr.Dataset | BlockStats) -> xr.Dataset:
-    """Compute the empirical moments of Geras & Sutton (000, §4.2), per block and pooled.
+    """Compute the empirical moments of Geras & Sutton (2013, §4.2), per block and pooled.
 
     Parameters
     ----------

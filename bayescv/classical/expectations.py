@@ -1,14 +1,14 @@
 """Exact expectation and bias of every quadratic variance estimator.
 
 Every estimator of :mod:`bayescv.classical.estimators` is a quadratic form in the losses, and so a
-linear combination of the Geras–Sutton moments (000, section 4.2):
+linear combination of the Geras–Sutton moments (Geras & Sutton 2013, §4.2):
 
     θ̂ = Σ_k a_k s_k^σ² + Σ_k b_k s_k^ω + Σ_{k≠l} c_kl s_kl^γ.
 
 With block means μ_k, point variances σ_k², within-block covariances ω_k and between-block
 covariances γ_kl, E[s_k^σ²] = σ_k² + μ_k², E[s_k^ω] = ω_k + μ_k² and
-E[s_kl^γ] = γ_kl + μ_k μ_l (000 eq. 8), so E[θ̂] follows in closed form, for any block
-sizes, and so does the bias against the true variance of the CV estimate μ̂ (000 eq. 7,
+E[s_kl^γ] = γ_kl + μ_k μ_l (Geras & Sutton 2013, eq. 8), so E[θ̂] follows in closed form, for any block
+sizes, and so does the bias against the true variance of the CV estimate μ̂ (Geras & Sutton 2013, eq. 7,
 written for sizes n_k):
 
     θ = (1/N²) [Σ_k n_k σ_k² + Σ_k n_k (n_k−1) ω_k + Σ_{k≠l} n_k n_l γ_kl].
@@ -123,7 +123,7 @@ def _parameters(n: np.ndarray, mu: Any, sigma2: Any, omega: Any, gamma: Any) -> 
 
 
 def true_variance(n: Any, sigma2: Any, omega: Any, gamma: Any) -> float:
-    """Var(μ̂) of the CV estimate for blocks of sizes n_k (000 eq. 7 for any sizes).
+    """Var(μ̂) of the CV estimate for blocks of sizes n_k (Geras & Sutton 2013, eq. 7 for any sizes).
 
     Parameters
     ----------
@@ -141,7 +141,7 @@ def true_variance(n: Any, sigma2: Any, omega: Any, gamma: Any) -> float:
 
     Examples
     --------
-    >>> K, M = 4, 5  # CVR: eq. 2 of 000, σ²/N + (M−1)ω/N + (K−1)γ/K
+    >>> K, M = 4, 5  # CVR: Geras & Sutton (2013, eq. 2), σ²/N + (M−1)ω/N + (K−1)γ/K
     >>> true_variance([M] * K, 1.0, 0.1, 0.02) == 1 / 20 + 4 * 0.1 / 20 + 3 * 0.02 / 4
     True
     """
@@ -184,7 +184,7 @@ def expected_estimates(
     Examples
     --------
     >>> ds = expected_estimates([10] * 5, 0.3, 0.2, 0.01, 0.002)
-    >>> round(float(ds["bias"].sel(estimator="theta_3")), 12)  # Table 2 of 000: -γ
+    >>> round(float(ds["bias"].sel(estimator="theta_3")), 12)  # Geras & Sutton (2013, Table 2): -γ
     -0.002
     """
     n = _check_sizes(n)

@@ -205,7 +205,7 @@ def cv_intervals(
     methods: Sequence[str] | str | None = None,
     *,
     level: float = 0.95,
-    dist: str = "normal",
+    kind: str = "normal",
     bootstrap: xr.Dataset | None = None,
 ) -> xr.Dataset:
     """Intervals for the CV error from closed-form variance estimates.
@@ -238,7 +238,7 @@ def cv_intervals(
         ``"bootstrap"`` when `bootstrap` is given).
     level : float, default 0.95
         Nominal coverage.
-    dist : {"normal", "t"}, default "normal"
+    kind : {"normal", "t"}, default "normal"
         Quantiles; with ``"t"`` the degrees of freedom are N−1 (naive_points,
         bayle_all_pairs), N−K (bayle_within), B−1 (bootstrap) and K−1 for the block-level
         estimators. ``nadeau_bengio`` always uses t with J−1 df, J the number of folds
@@ -264,8 +264,8 @@ def cv_intervals(
     """
     check_level(level)
     _check_table(losses, "losses")
-    kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
-    if kind == "bootstrap":
+    replicate_kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
+    if replicate_kind == "bootstrap":
         raise ValueError(
             "this table holds bootstrap replicates of one data set; pass the observed "
             "table as `losses` and the bootstrap table as `bootstrap=`"
@@ -287,40 +287,44 @@ def cv_intervals(
             if name == "naive_folds":
                 estimate[:, j] = stats.m
         elif name == "nadeau_bengio":
-            rows = [_slice(stats, r) for r in range(stats.N.size)] if kind != "repeat" else [stats]
+            rows = (
+                [_slice(stats, r) for r in range(stats.N.size)]
+                if replicate_kind != "repeat"
+                else [stats]
+            )
             for r, part in enumerate(rows):
                 e, v, dof = _nadeau_bengio(part)
-                target_rows = slice(None) if kind == "repeat" else r
+                target_rows = slice(None) if replicate_kind == "repeat" else r
                 estimate[target_rows, j], variance[target_rows, j], df[target_rows, j] = e, v, dof
-    if kind == "repeat":
+    if replicate_kind == "repeat":
         estimate, variance, df = (a.mean(axis=0, keepdims=True) for a in (estimate, variance, df))
         flags = flags[:1]
     if "bootstrap" in names:
         j = names.index("bootstrap")
         boot = _bootstrap_mu(losses, bootstrap)
         variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
-    if dist == "normal":
+    if kind == "normal":
         # Nadeau–Bengio is a t procedure; df = inf gives the normal quantile for the rest.
         df = np.where(np.array(names) == "nadeau_bengio", df, np.inf)
-    elif dist != "t":
-        raise ValueError(f"dist must be 'normal' or 't', got {dist!r}")
-    se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, dist="t", df=df)
+    elif kind != "t":
+        raise ValueError(f"kind must be 'normal' or 't', got {kind!r}")
+    se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, kind="t", df=df)
     flags = np.where(flags != "", flags, bound_flags)
     if scheme == "source":
         misplaced = np.isin(names, RANDOM_KFOLD_ONLY)
         flags = np.where(misplaced, _join("random_kfold_only", flags), flags)
-    replicated = kind == "independent"
+    replicated = replicate_kind == "independent"
     pick = (lambda a: a) if replicated else (lambda a: a[0])
     ds = interval_dataset(
         names,
         estimate=pick(estimate), lower=pick(lower), upper=pick(upper), se=pick(se),
-        flag=pick(flags), level=level, dist=dist,
+        flag=pick(flags), level=level, kind=kind,
         target=[interval_target(m, scheme) for m in names],
         dims=("replicate",) if replicated else (),
         coords={"replicate": losses["replicate"].values} if replicated else None,
-        attrs={"scheme": scheme, **({"replicate_kind": kind} if kind else {})},
+        attrs={"scheme": scheme, **({"replicate_kind": replicate_kind} if replicate_kind else {})},
     )  # fmt: skip
-    dims = ("replicate", "method") if replicated else ("method",)
+    dims = ("replicate", "method_name") if replicated else ("method_name",)
     return ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
 
 
@@ -392,7 +396,7 @@ def _bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarra
 
 
 def bootstrap_interval(
-    losses: xr.Dataset, bootstrap: xr.Dataset, *, level: float = 0.95, dist: str = "normal"
+    losses: xr.Dataset, bootstrap: xr.Dataset, *, level: float = 0.95, kind: str = "normal"
 ) -> xr.Dataset:
     """Bootstrap interval: μ̂ of the observed run ± q · sd of μ̂ over bootstrap CV runs.
 
@@ -409,7 +413,7 @@ def bootstrap_interval(
         The bootstrap table (``replicate_kind="bootstrap"``, at least 2 replicates).
     level : float, default 0.95
         Nominal coverage.
-    dist : {"normal", "t"}, default "normal"
+    kind : {"normal", "t"}, default "normal"
         Normal quantile, or t with B − 1 degrees of freedom.
 
     Returns
@@ -417,4 +421,4 @@ def bootstrap_interval(
     xarray.Dataset
         The interval Dataset with the single method ``bootstrap``.
     """
-    return cv_intervals(losses, ["bootstrap"], level=level, dist=dist, bootstrap=bootstrap)
+    return cv_intervals(losses, ["bootstrap"], level=level, kind=kind, bootstrap=bootstrap)

@@ -34,67 +34,11 @@ import xarray as xr
 from scipy import stats
 
 from bayescv.classical.intervals import cv_intervals
-from bayescv.losses import validate
+from bayescv.losses import loss_differences
 
-__all__ = ["ALTERNATIVES", "loss_differences", "paired_comparison"]
+__all__ = ["ALTERNATIVES", "paired_comparison"]
 
 ALTERNATIVES = ("two-sided", "less", "greater")
-
-
-def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
-    """Build the loss table of h = e^A − e^B, checking that both used the same splits.
-
-    Parameters
-    ----------
-    losses_a, losses_b : xarray.Dataset
-        Loss tables of learners A and B on the same data and folds (same ``block`` and
-        ``index`` for every point, same replicates).
-
-    Returns
-    -------
-    xarray.Dataset
-        A's table with ``loss`` replaced by the differences; attrs record both learners.
-
-    Raises
-    ------
-    TypeError
-        If either input is not a loss table.
-    ValueError
-        If the tables differ in shape, blocks or rows, or the differences overflow float64.
-    """
-    for name, table in {"losses_a": losses_a, "losses_b": losses_b}.items():
-        if not isinstance(table, xr.Dataset) or "loss" not in table:
-            raise TypeError(f"{name} must be a loss table (an xarray.Dataset with 'loss')")
-    if losses_a["loss"].shape != losses_b["loss"].shape:
-        raise ValueError(
-            "the two tables differ in shape "
-            f"{losses_a['loss'].shape} vs {losses_b['loss'].shape}: not the same splits"
-        )
-    for coord in ("block", "index"):
-        if coord in losses_a.coords and coord in losses_b.coords:
-            if not np.array_equal(losses_a[coord].values, losses_b[coord].values):
-                raise ValueError(
-                    f"the two tables differ in {coord!r}: compare learners on the same "
-                    "splits (same cv splitter and random_state, or cv=list of folds)"
-                )
-        elif coord == "block":
-            raise ValueError("both tables need a 'block' coordinate")
-    diff = losses_a.copy()
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff["loss"] = losses_a["loss"] - losses_b["loss"]
-    overflow = ~np.isfinite(diff["loss"].values) & np.isfinite(losses_a["loss"].values)
-    if (overflow & np.isfinite(losses_b["loss"].values)).any():
-        raise ValueError(
-            "the loss differences A - B overflow float64 (losses near ±1.8e308); rescale both "
-            "tables by the same factor"
-        )
-    diff.attrs = {
-        **losses_a.attrs,
-        "estimator": f"A: {losses_a.attrs.get('estimator', '?')}; "
-        f"B: {losses_b.attrs.get('estimator', '?')}",
-        "loss_name": f"difference of {losses_a.attrs.get('loss_name', 'loss')} (A - B)",
-    }
-    return validate(diff)
 
 
 def paired_comparison(
@@ -103,7 +47,7 @@ def paired_comparison(
     methods: Sequence[str] | str | None = None,
     *,
     level: float = 0.95,
-    dist: str = "normal",
+    kind: str = "normal",
     alternative: str = "two-sided",
 ) -> xr.Dataset:
     """Compare two learners on the same CV splits: intervals and tests per method.
@@ -117,7 +61,7 @@ def paired_comparison(
         function's default for the scheme).
     level : float, default 0.95
         Nominal coverage of the two-sided intervals.
-    dist : {"normal", "t"}, default "normal"
+    kind : {"normal", "t"}, default "normal"
         Reference distribution of the statistic (``nadeau_bengio`` is always t).
     alternative : {"two-sided", "less", "greater"}, default "two-sided"
         ``"less"``: A has the lower error (mean h < 0); ``"greater"``: B has.
@@ -137,13 +81,13 @@ def paired_comparison(
     >>> a = from_arrays([0.1, 0.2, 0.1, 0.3, 0.2, 0.1, 0.2, 0.2, 0.3], blocks)
     >>> b = from_arrays([0.3, 0.4, 0.2, 0.5, 0.3, 0.4, 0.3, 0.4, 0.4], blocks)
     >>> out = paired_comparison(a, b, ["naive_points"], alternative="less")
-    >>> bool(out["p_value"].sel({"method": "naive_points"}) < 0.01)
+    >>> bool(out["p_value"].sel(method_name="naive_points") < 0.01)
     True
     """
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     diff = loss_differences(losses_a, losses_b)
-    result = cv_intervals(diff, methods, level=level, dist=dist)
+    result = cv_intervals(diff, methods, level=level, kind=kind)
     with np.errstate(invalid="ignore", divide="ignore"):
         statistic = result["estimate"] / result["se"]
     df = result["df"].values

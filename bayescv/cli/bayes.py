@@ -66,8 +66,8 @@ def register(subparsers: Any) -> None:
         help="NUTS implementation (default: auto, nutpie if installed, else pymc)",
     )
     p.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
-    p.add_argument("--interval", choices=["eti", "hdi"], default="eti", help="interval kind")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--kind", choices=["eti", "hdi"], default="eti", help="interval kind")
+    p.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write figures here")
     p.add_argument("--format", choices=["table", "json"], default="table", dest="fmt")
     p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
                 tune=args.tune,
                 chains=args.chains,
                 sampler=args.sampler,
-                random_state=args.seed,
+                random_state=args.random_state,
                 progress=not args.no_progress and sys.stderr.isatty(),
             )
     except (ValueError, ImportError) as err:
@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"warning: {w.message}", file=sys.stderr)
         else:  # pragma: no cover - re-emit anything else unchanged
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    intervals = posterior_intervals(idata, args.level, kind=args.interval)
+    intervals = posterior_intervals(idata, level=args.level, kind=args.kind)
     diag = dict(idata.sample_stats.attrs)
     summary = _summary(idata)
     if args.fmt == "json":
@@ -149,15 +149,15 @@ def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
         "scheme": table.attrs["scheme"],
         "diagnostics": {k: diag[k] for k in keys},
         "intervals": {
-            str(intervals["method"].values[i]): {
+            str(intervals["method_name"].values[i]): {
                 "target": str(intervals["target"].values[i]),
                 **{v: float(intervals[v].values[i]) for v in ("estimate", "lower", "upper", "se")},
                 "flag": str(intervals["flag"].values[i]),
             }
-            for i in range(intervals.sizes["method"])
+            for i in range(intervals.sizes["method_name"])
         },
         "level": intervals.attrs["level"],
-        "dist": intervals.attrs["dist"],
+        "kind": intervals.attrs["kind"],
         "summary": {
             str(i): {c: float(v) for c, v in row.items()} for i, row in summary.iterrows()
         },
@@ -185,7 +185,7 @@ def _print_table(table, summary, intervals, diag) -> None:
         )
     frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
     print(
-        f"\n{intervals.attrs['level']:.0%} intervals ({intervals.attrs['dist']}; "
+        f"\n{intervals.attrs['level']:.0%} intervals ({intervals.attrs['kind']}; "
         "expected_cv: the sources at hand; ose: the mean over new sources; "
         "new_source: one new source)"
     )

@@ -40,7 +40,7 @@ def register(subparsers: Any) -> None:
         "--out", type=Path, help="also write loss tables (NetCDF) and a plot (PNG) here"
     )
     demo.add_argument("--n-splits", type=int, default=10, help="folds for CVR (default: 10)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    demo.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     demo.add_argument("--n-jobs", type=int, default=None, help="parallel fits (default: 1)")
     demo.add_argument("--no-progress", action="store_true", help="hide progress bars")
     demo.add_argument(
@@ -70,8 +70,8 @@ def _demo_problem(args: argparse.Namespace) -> str:
         return f"--n-splits must be an integer >= 2, got {args.n_splits}"
     if bad_n_jobs(args.n_jobs):
         return bad_n_jobs(args.n_jobs)
-    if not 0 <= args.seed < 2**32:  # scikit-learn's random_state range
-        return f"--seed must be an integer in [0, 2**32), got {args.seed}"
+    if not 0 <= args.random_state < 2**32:  # scikit-learn's random_state range
+        return f"--random-state must be an integer in [0, 2**32), got {args.random_state}"
     missing = [missing_extra(DATA_MODULES, "data", what="the Tennessee STAR data")]
     if not args.no_bayes:
         bayes = missing_extra(BAYES_MODULES, "bayes", what="the hierarchical Bayesian model")
@@ -108,7 +108,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     model = Ridge(alpha=1.0)
     common = {
         "loss": "squared",
-        "random_state": args.seed,
+        "random_state": args.random_state,
         "n_jobs": args.n_jobs,
         "progress": not args.no_progress,
     }
@@ -117,7 +117,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     )
     print(f"model: {model!r}, target: total scaled score (math + reading), loss: squared error\n")
     cvs = cross_val_losses(model, star.data, star.target, groups=star.groups, **common)
-    splitter = KFold(args.n_splits, shuffle=True, random_state=args.seed)
+    splitter = KFold(args.n_splits, shuffle=True, random_state=args.random_state)
     cvr = cross_val_losses(
         model, star.data, star.target, groups=star.groups, cv=splitter, **common
     )
@@ -142,7 +142,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(
         "\n"
         + demo_study(
-            random_state=args.seed,
+            random_state=args.random_state,
             n_jobs=args.n_jobs,
             progress=not args.no_progress,
             out=args.out,
@@ -160,7 +160,7 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     from bayescv.bayes import fit, posterior_intervals
     from bayescv.cv import bootstrap_cv_losses
 
-    boot_seed, fit_seed = child_seeds(args.seed, 2)
+    boot_seed, fit_seed = child_seeds(args.random_state, 2)
     boot = bootstrap_cv_losses(
         model, star.data, star.target, groups=star.groups, loss="squared", n_bootstrap=20,
         random_state=boot_seed, n_jobs=args.n_jobs, progress=not args.no_progress,
@@ -202,7 +202,7 @@ def _intervals(tables: dict) -> str:
     for name, table in tables.items():
         ci = cv_intervals(table, _DEMO_METHODS[table.attrs["scheme"]], level=0.95)
         frame = ci[["estimate", "lower", "upper", "se"]].to_dataframe()
-        frames.append(frame.reset_index().assign(scheme=name).set_index(["scheme", "method"]))
+        frames.append(frame.reset_index().assign(scheme=name).set_index(["scheme", "method_name"]))
     return pd.concat(frames).to_string(float_format=lambda v: f"{v:,.1f}")
 
 

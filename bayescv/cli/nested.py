@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
         help="default: the model's only task, else classification for a non-numeric or "
         "two-valued target, regression otherwise",
     )
-    p.add_argument("--folds", type=int, default=10, help="folds K (default: 10)")
+    p.add_argument("--n-splits", type=int, default=10, help="folds K (default: 10)")
     p.add_argument("--repeats", type=int, default=50, help="nested repetitions (default: 50)")
     p.add_argument(
         "--bias-repeats",
@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="extra plain-CV repetitions (default: ⌈repeats/5⌉)",
     )
-    p.add_argument("--level", type=float, default=0.90, help="nominal coverage (default: 0.90)")
+    p.add_argument("--level", type=float, default=0.95, help="nominal coverage (default: 0.95)")
     p.add_argument(
         "--loss",
         choices=sorted(LOSSES),
@@ -90,7 +90,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not clip the SE inflation factor to [1, sqrt(K)]",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel repetitions (default: 1)")
     p.add_argument(
         "--format", choices=("table", "json"), default="table", help="output (default: table)"
@@ -116,16 +116,16 @@ def _run(args: argparse.Namespace) -> int:
         name = args.model if args.model != "auto" else (
             "logistic" if task == "classification" else "ridge"
         )  # fmt: skip
-        model = make_model(name, task=task, random_state=args.seed)
+        model = make_model(name, task=task, random_state=args.random_state)
         # after the cheap checks (no directory made for bad input), before the fits
         problem = "" if args.out is None else unwritable_file(args.out)
         if problem:
             raise _InputError(f"--out {args.out}: {problem}")
         result = nested_cv(
-            model, X, y, groups=groups, n_folds=args.folds, n_repeats=args.repeats,
+            model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.repeats,
             n_bias_repeats=args.bias_repeats, loss=args.loss, level=args.level,
             bias_correction=None if args.bias_correction == "none" else args.bias_correction,
-            inflation_bounds=None if args.no_clip else "code", random_state=args.seed,
+            inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
             n_jobs=args.n_jobs, progress=not args.no_progress,
         )  # fmt: skip
     except (_InputError, ValueError) as exc:
@@ -235,7 +235,7 @@ def _summary(result: Any, info: dict[str, Any]) -> dict[str, Any]:
         "inflation_raw": _float(result["inflation_raw"]),
         "inflation_bounds": None if isinstance(bounds, str) else [float(b) for b in bounds],
         "inflation_running": [_float(v) for v in result["inflation_running"].values],
-        "n_folds": int(a["n_folds"]),
+        "n_splits": int(a["n_splits"]),
         "n_repeats": int(a["n_repeats"]),
         "n_bias_repeats": int(a["n_bias_repeats"]),
         "n_sources": int(a["n_sources"]),
@@ -270,7 +270,7 @@ def _table(s: dict[str, Any]) -> str:
         f"running over the last {len(tail)} repetitions: "
         + (f"{min(tail):.3g} to {max(tail):.3g}" if tail else "n/a"),
         f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s): "
-        f"{s['n_folds']} folds, nested repetitions {s['n_repeats']}, "
+        f"{s['n_splits']} folds, nested repetitions {s['n_repeats']}, "
         f"extra plain-CV repetitions {s['n_bias_repeats']}; seed {s['seed']}",
         f"  target     {s['target_detail']}",
     ]

@@ -39,9 +39,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--methods", default="all", help="'all', 'closed_form' or names a,b,c")
     parser.add_argument("--learner", help="learner name (default: the scenario's)")
     parser.add_argument("--design", choices=("sources_fixed", "sources_redrawn"))
-    parser.add_argument("--cv", choices=("source", "random"), help="multi-source CV scheme")
-    parser.add_argument("--level", type=float, default=0.90, help="nominal coverage (0.90)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    parser.add_argument("--scheme", choices=("source", "random"), help="multi-source CV scheme")
+    parser.add_argument("--level", type=float, default=0.95, help="nominal coverage (0.95)")
+    parser.add_argument("--random-state", type=int, default=0, help="random seed (0)")
     parser.add_argument("--n-jobs", type=int, default=None, help="parallel workers (joblib)")
     parser.add_argument("--backend", choices=("joblib", "dask"), default="joblib")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
@@ -86,7 +86,7 @@ def _options(items: list[str]) -> dict[str, dict[str, Any]]:
                     f"--option {key}: {raw!r} is not valid JSON ({error.msg}, column "
                     f"{error.colno}); quote a string as '\"text\"'"
                 ) from None
-            value = raw  # a bare word: dist=t
+            value = raw  # a bare word: kind=t
         out.setdefault(method, {})[name] = value
     return out
 
@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.replicates < 1:
             raise ValueError(f"--replicates must be positive, got {args.replicates}")
-        scenario = make_scenario(args.scenario, design=args.design, cv=args.cv)
+        scenario = make_scenario(args.scenario, design=args.design, scheme=args.scheme)
         learner = None if args.learner is None else make_learner(args.learner, scenario.task)
         names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
         methods = resolve_methods(names)
@@ -154,9 +154,9 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     kwargs = {
-        "level": args.level, "random_state": args.seed, "n_jobs": args.n_jobs,
+        "level": args.level, "random_state": args.random_state, "n_jobs": args.n_jobs,
         "backend": args.backend, "store": args.out, "progress": not args.no_progress,
-        "method_options": options, "on_error": "record",
+        "method_options": options, "error_score": float("nan"),
     }  # fmt: skip
     try:
         if args.backend == "dask":

@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
     parser.add_argument("--level", type=float, default=0.95, help="coverage (0.95)")
-    parser.add_argument("--dist", choices=("normal", "t"), default="normal")
+    parser.add_argument("--kind", choices=("normal", "t"), default="normal")
     parser.add_argument("--methods", help="comma-separated interval methods, or 'all'")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument(
@@ -85,14 +85,14 @@ def _run(args: argparse.Namespace) -> int:
         tables = [_read(path, args) for path in args.files]
         if args.paired:
             result = paired_comparison(
-                *tables, methods, level=args.level, dist=args.dist, alternative=args.alternative
+                *tables, methods, level=args.level, kind=args.kind, alternative=args.alternative
             )
             print(_paired_json(result) if args.format == "json" else _paired_table(result))
             return 0
         table = tables[0]
         stats = block_stats(table)
         estimates = variance_estimates(table)
-        intervals = cv_intervals(table, methods, level=args.level, dist=args.dist)
+        intervals = cv_intervals(table, methods, level=args.level, kind=args.kind)
         moments = gs_moments(stats)
     except (ValueError, TypeError, OSError) as error:
         return _fail(str(error).splitlines()[0])
@@ -142,16 +142,16 @@ def _summary(table, estimates, moments, intervals) -> dict:
             "level": intervals.attrs["level"],
             "intervals": {
                 str(m): [
-                    _number(intervals["lower"].sel({"method": m})),
-                    _number(intervals["upper"].sel({"method": m})),
+                    _number(intervals["lower"].sel(method_name=m)),
+                    _number(intervals["upper"].sel(method_name=m)),
                 ]
-                for m in intervals["method"].values
+                for m in intervals["method_name"].values
             },
         }
     )
     warnings = [str(note) for note in estimates["note"].values if note]
     for m, flag, lower in zip(
-        intervals["method"].values,
+        intervals["method_name"].values,
         intervals["flag"].values,
         intervals["lower"].values,
         strict=True,
@@ -188,22 +188,22 @@ def _table(summary: dict, intervals: xr.Dataset) -> str:
 
 
 def _paired_json(result: xr.Dataset) -> str:
-    methods = result["method"].values
+    methods = result["method_name"].values
     out = {
         "difference": "A - B",
         "alternative": result.attrs["alternative"],
         "level": result.attrs["level"],
         "methods": {
             str(m): {
-                "target": str(result["target"].sel({"method": m}).item()),
-                "estimate": _number(result["estimate"].sel({"method": m})),
+                "target": str(result["target"].sel(method_name=m).item()),
+                "estimate": _number(result["estimate"].sel(method_name=m)),
                 "interval": [
-                    _number(result["lower"].sel({"method": m})),
-                    _number(result["upper"].sel({"method": m})),
+                    _number(result["lower"].sel(method_name=m)),
+                    _number(result["upper"].sel(method_name=m)),
                 ],
-                "statistic": _number(result["statistic"].sel({"method": m})),
-                "p_value": _number(result["p_value"].sel({"method": m})),
-                "flag": str(result["flag"].sel({"method": m}).item()),
+                "statistic": _number(result["statistic"].sel(method_name=m)),
+                "p_value": _number(result["p_value"].sel(method_name=m)),
+                "flag": str(result["flag"].sel(method_name=m).item()),
             }
             for m in methods
         },

@@ -28,7 +28,7 @@ class Context:
         The loss function.
     scheme : {"random", "source"}
         The CV scheme of the replicate.
-    n_folds : int
+    n_splits : int
         K of random K-fold CV (the number of sources for leave-one-source-out).
     level : float
         Nominal coverage.
@@ -45,11 +45,11 @@ class Context:
 
     def __init__(
         self, *, X: Any, y: Any, groups: Any, learner: Any, loss: Any, scheme: str,
-        n_folds: int, level: float, seed: int, moments: xr.Dataset,
+        n_splits: int, level: float, seed: int, moments: xr.Dataset,
         table: Callable[[], xr.Dataset], replicate_seed: int | None = None,
     ) -> None:  # fmt: skip
         self.X, self.y, self.groups, self.learner, self.loss = X, y, groups, learner, loss
-        self.scheme, self.n_folds, self.level, self.seed = scheme, n_folds, level, seed
+        self.scheme, self.n_splits, self.level, self.seed = scheme, n_splits, level, seed
         self.replicate_seed = int(seed if replicate_seed is None else replicate_seed)
         self.moments = moments
         # Shared by every copy made with with_seed (a shallow copy keeps this dict).
@@ -66,7 +66,7 @@ class Context:
         """Bootstrap-replicated CV of the replicate's data, built once per size and shared.
 
         :func:`bayescv.bootstrap_cv_losses` with points resampled within sources and
-        leave-one-source-out CV (CVS), or within the whole data set and `n_folds` random
+        leave-one-source-out CV (CVS), or within the whole data set and `n_splits` random
         folds (CVR), seeded from :attr:`replicate_seed` (child ``"bootstrap"``, the seed the
         ``bootstrap`` method has always used), so every method of the replicate that asks
         for the same size gets the same table, in whatever order the methods run.
@@ -95,7 +95,7 @@ class Context:
             self._cache[key] = cv.bootstrap_cv_losses(
                 self.learner, self.X, self.y,
                 groups=self.groups if source else None,
-                cv=None if source else self.n_folds, loss=self.loss,
+                cv=None if source else self.n_splits, loss=self.loss,
                 n_bootstrap=int(n_bootstrap),
                 random_state=_name_seed(self.replicate_seed, "bootstrap"),
             )  # fmt: skip

@@ -36,8 +36,8 @@ class _Gaussian(Scenario):
 
     def _setup(
         self, *, coef: Any, intercept: float, sizes: Any, heterogeneity: float,
-        intercept_sd: float, covariate_shift: float, noise_sd: float, design: str, cv: str,
-        n_folds: int | None, source_seed: int, n_test: int, n_new_sources: int, cov: Any,
+        intercept_sd: float, covariate_shift: float, noise_sd: float, design: str, scheme: str,
+        n_splits: int | None, source_seed: int, n_test: int, n_new_sources: int, cov: Any,
     ) -> None:  # fmt: skip
         self.coef = np.asarray(coef, dtype=float)
         if self.coef.ndim != 1 or self.coef.size == 0:
@@ -56,9 +56,9 @@ class _Gaussian(Scenario):
         self.heterogeneity, self.intercept_sd = float(heterogeneity), float(intercept_sd)
         self.covariate_shift, self.noise_sd = float(covariate_shift), float(noise_sd)
         self.design = _check_choice(design, DESIGNS, "design")
-        self.cv = _check_choice(cv, ("random", "source"), "cv")
-        self.n_folds = _positive(self.sizes.size if n_folds is None else n_folds, "n_folds", 2)
-        if self.cv == "source" and self.sizes.size < 2:
+        self.scheme = _check_choice(scheme, ("random", "source"), "scheme")
+        self.n_splits = _positive(self.sizes.size if n_splits is None else n_splits, "n_splits", 2)
+        if self.scheme == "source" and self.sizes.size < 2:
             raise ValueError("leave-one-source-out CV needs at least 2 sources")
         self.source_seed = _positive(source_seed, "source_seed", 0)
         self.n_test = _positive(n_test, "n_test")
@@ -123,7 +123,7 @@ class _Gaussian(Scenario):
             out["cov"] = self.cov.tolist()
         if self.link == "linear":
             out["noise_sd"] = self.noise_sd
-        out.update(n_folds=self.n_folds, n_test=self.n_test)
+        out.update(n_splits=self.n_splits, n_test=self.n_test)
         return out
 
 

@@ -66,12 +66,12 @@ def check_method_options(
     Examples
     --------
     >>> from bayescv.compare.registry import resolve_methods
-    >>> check_method_options(resolve_methods(["theta_3"]), {"closed_form": {"dist": "t"}})
-    {'closed_form': {'dist': 't'}}
+    >>> check_method_options(resolve_methods(["theta_3"]), {"closed_form": {"kind": "t"}})
+    {'closed_form': {'kind': 't'}}
     >>> check_method_options(resolve_methods(["theta_3"]), {"closed_form": {"dits": "t"}})
     Traceback (most recent call last):
     ...
-    ValueError: unknown option 'dits' for closed_form; valid options: dist
+    ValueError: unknown option 'dits' for closed_form; valid options: kind
     """
     if method_options is None:
         return {}

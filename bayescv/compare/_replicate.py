@@ -46,7 +46,7 @@ class _Spec:
     level: float
     truths: tuple[str, ...]
     outputs: tuple[str, ...]
-    on_error: str
+    raise_errors: bool
     inner_threads: int | None
 
 
@@ -215,11 +215,11 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
         folds = scenario.folds(draw, cv_seed)
         keep = "kfold_test_error" in spec.truths
         values, stats, models = _cross_validate(learner, draw.X, draw.y, folds, spec.loss, keep)
-        if scenario.cv == "source":
+        if scenario.scheme == "source":
             labels = np.array([draw.groups[test[0]] for _, test in folds])
         else:
             labels = np.arange(len(folds))
-        moments = _moments(stats, labels, scenario.cv, spec.loss.name)
+        moments = _moments(stats, labels, scenario.scheme, spec.loss.name)
         t_cv = time.perf_counter()
         truth = (
             _truths(spec, learner, draw, folds, models, truth_seed) if spec.truths else np.empty(0)
@@ -231,12 +231,12 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
             for label, (_, test) in zip(labels, folds, strict=True):
                 block[test] = label
             return from_arrays(
-                values, block, source=draw.groups, scheme=scenario.cv, loss_name=spec.loss.name
+                values, block, source=draw.groups, scheme=scenario.scheme, loss_name=spec.loss.name
             )
 
         context = Context(
             X=draw.X, y=draw.y, groups=draw.groups, learner=learner, loss=spec.loss,
-            scheme=scenario.cv, n_folds=len(folds), level=spec.level, seed=method_seed,
+            scheme=scenario.scheme, n_splits=len(folds), level=spec.level, seed=method_seed,
             moments=moments, table=table,
         )  # fmt: skip
         n_out = len(spec.outputs)
@@ -254,13 +254,17 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
                     **options,
                 )
             except Exception as error:
-                if spec.on_error == "raise":
+                if spec.raise_errors:
                     raise
                 for name in names:
                     flags[position[name]] = _message(error)
                 ds = None
             elapsed = (time.perf_counter() - start) / len(names)
-            rows = {} if ds is None else {m: i for i, m in enumerate(ds["method"].values.tolist())}
+            rows = (
+                {}
+                if ds is None
+                else {m: i for i, m in enumerate(ds["method_name"].values.tolist())}
+            )
             for name in names:
                 j = position[name]
                 result["runtime"][j] = elapsed

@@ -28,11 +28,11 @@ class ResampledSources(Scenario):
 
     * ``design="sources_fixed"``: the training sources are fixed (all of them, or
       `n_sources` chosen once with `source_seed`); each replicate draws
-      `points_per_source` points with replacement within each (000 §6.2: "1000 data sets,
+      `points_per_source` points with replacement within each (Geras & Sutton 2013, §6.2: "1000 data sets,
       sampling from empirical distributions of each domain").
     * ``design="sources_redrawn"``: each replicate draws `n_sources` sources without
       replacement; the sources left out are the new sources (``ose_xy`` is the mean over
-      them of the model's per-source error, each source weighted equally; 000 §6.1).
+      them of the model's per-source error, each source weighted equally; Geras & Sutton 2013, §6.1).
 
     Parameters
     ----------
@@ -49,10 +49,10 @@ class ResampledSources(Scenario):
         Points drawn from each training source; default each source's own size.
     design : {"sources_fixed", "sources_redrawn"}, default "sources_fixed"
         Sampling design.
-    cv : {"source", "random"}, default "source"
+    scheme : {"source", "random"}, default "source"
         Leave one source out, or shuffled K-fold.
-    n_folds : int, optional
-        K for ``cv="random"``; default the number of training sources.
+    n_splits : int, optional
+        K for ``scheme="random"``; default the number of training sources.
     source_seed : int, default 0
         Seed choosing the fixed sources when `n_sources` is less than all.
     task : {"regression", "classification"}, optional
@@ -81,8 +81,8 @@ class ResampledSources(Scenario):
         n_sources: int | None = None,
         points_per_source: int | None = None,
         design: str = "sources_fixed",
-        cv: str = "source",
-        n_folds: int | None = None,
+        scheme: str = "source",
+        n_splits: int | None = None,
         source_seed: int = 0,
         task: str | None = None,
         label: str = "data",
@@ -93,7 +93,7 @@ class ResampledSources(Scenario):
         if self.X.ndim != 2 or not (len(self.X) == len(self.y) == len(self.groups)):
             raise ValueError("X must be 2-D and X, y, groups of the same length")
         self.design = _check_choice(design, DESIGNS[1:], "design")
-        self.cv = _check_choice(cv, ("random", "source"), "cv")
+        self.scheme = _check_choice(scheme, ("random", "source"), "scheme")
         self.labels, codes = np.unique(self.groups, return_inverse=True)
         self._rows = [np.flatnonzero(codes == j) for j in range(self.labels.size)]
         total = self.labels.size
@@ -111,7 +111,7 @@ class ResampledSources(Scenario):
             if points_per_source is None
             else _positive(points_per_source, "points_per_source", 2)
         )
-        self.n_folds = _positive(self.n_sources if n_folds is None else n_folds, "n_folds", 2)
+        self.n_splits = _positive(self.n_sources if n_splits is None else n_splits, "n_splits", 2)
         self.source_seed = _positive(source_seed, "source_seed", 0)
         if task is None:
             kind = self.y.dtype.kind
@@ -224,8 +224,8 @@ class ResampledSources(Scenario):
             "n_sources": self.n_sources,
             "points_per_source": self.points_per_source,
             "design": self.design,
-            "cv": self.cv,
-            "n_folds": self.n_folds,
+            "scheme": self.scheme,
+            "n_splits": self.n_splits,
             "source_seed": self.source_seed,
             "task": self.task,
             "data_hash": self._hash,

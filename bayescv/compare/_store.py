@@ -47,7 +47,7 @@ import xarray as xr
 
 from bayescv._provenance import created_now
 
-__all__ = ["StoreInUseError", "StudyStore", "normalise"]
+__all__ = ["StoreInUseError", "StudyStore", "normalize"]
 
 # netCDF4 writes small files about four times faster than h5netcdf (a required dependency);
 # both write NetCDF-4 (HDF5) files that either reads.
@@ -61,7 +61,7 @@ class StoreInUseError(RuntimeError):
     """Another process is writing the study store (the message names it)."""
 
 
-def normalise(ds: xr.Dataset) -> xr.Dataset:
+def normalize(ds: xr.Dataset) -> xr.Dataset:
     """Give string variables and coordinates one dtype (numpy ``str``), fresh or read back."""
     coords, data = {}, {}
     for name, var in ds.variables.items():
@@ -178,7 +178,7 @@ class StudyStore:
         chunks = []
         if self.path.exists():
             with self._open_final() as ds:
-                chunks.append(normalise(ds.load()))
+                chunks.append(normalize(ds.load()))
         if self.parts.is_dir():
             for part in sorted(self.parts.glob("part-*.nc")):
                 try:
@@ -191,7 +191,7 @@ class StudyStore:
                         "delete it and run again: its replicates will be computed again"
                     ) from error
                 self._seen.add(part)
-                chunks.append(normalise(ds))
+                chunks.append(normalize(ds))
         return chunks
 
     def has_parts(self) -> bool:

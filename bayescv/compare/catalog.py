@@ -55,7 +55,7 @@ LEARNERS: dict[str, tuple[Callable[[], Any] | None, Callable[[], Any] | None]] =
 }
 
 
-def make_scenario(name: str, *, design: str | None = None, cv: str | None = None) -> Scenario:
+def make_scenario(name: str, *, design: str | None = None, scheme: str | None = None) -> Scenario:
     """Build a named scenario (:data:`SCENARIOS`).
 
     Parameters
@@ -64,7 +64,7 @@ def make_scenario(name: str, *, design: str | None = None, cv: str | None = None
         A key of :data:`SCENARIOS`.
     design : {"sources_fixed", "sources_redrawn"}, optional
         For the multi-source scenarios.
-    cv : {"source", "random"}, optional
+    scheme : {"source", "random"}, optional
         For the multi-source scenarios.
 
     Returns
@@ -78,9 +78,9 @@ def make_scenario(name: str, *, design: str | None = None, cv: str | None = None
     """
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    kwargs = {k: v for k, v in {"design": design, "cv": cv}.items() if v is not None}
+    kwargs = {k: v for k, v in {"design": design, "scheme": scheme}.items() if v is not None}
     if kwargs and name not in _MULTI:
-        raise ValueError(f"scenario {name!r} is i.i.d.: it takes no design or cv")
+        raise ValueError(f"scenario {name!r} is i.i.d.: it takes no design or scheme")
     return SCENARIOS[name](**kwargs)
 
 

@@ -24,7 +24,7 @@ __all__ = [
 
 
 def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
-    names = ds["method"].values.tolist()
+    names = ds["method_name"].values.tolist()
     if methods is None:
         return names
     missing = [m for m in methods if m not in names]
@@ -73,7 +73,7 @@ def plot_coverage(
     for name in names:
         p, se = [], []
         for x in xs:
-            s = summaries[x].sel({"method": name})
+            s = summaries[x].sel(method_name=name)
             if target not in s["target"].values:
                 raise ValueError(f"the summary for {x} has no target {target!r}")
             p.append(float(s["coverage"].sel(target=target)))
@@ -106,7 +106,7 @@ def plot_theta(study: xr.Dataset, *, methods: Sequence[str] | None = None, ax: A
     """
     names = _methods(study, methods)
     truth = float(np.var(study["mu_hat"].values, ddof=1))
-    data = [study["theta_hat"].sel({"method": m}).values for m in names]
+    data = [study["theta_hat"].sel(method_name=m).values for m in names]
     data = [d[np.isfinite(d)] for d in data]
     if ax is None:
         _, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(names) + 2), 4), layout="constrained")
@@ -196,7 +196,7 @@ def plot_intervals(
     _methods(study, [method])
     if target not in study["target"].values:
         raise ValueError(f"the study has no per-replicate truth {target!r}")
-    part = study.isel(replicate=slice(0, max_replicates)).sel({"method": method})
+    part = study.isel(replicate=slice(0, max_replicates)).sel(method_name=method)
     truth = part["truth"].sel(target=target).values
     lower, upper = part["lower"].values, part["upper"].values
     order = np.argsort(truth)
@@ -249,7 +249,7 @@ def plot_summary(
     x = np.arange(len(names))
     width = 0.8 / max(len(targets), 1)
     for i, target in enumerate(targets):
-        part = summary.sel({"method": names, "target": target})
+        part = summary.sel(method_name=names, target=target)
         offset = (i - (len(targets) - 1) / 2) * width
         ax.bar(x + offset, part["coverage"].values, width, yerr=2 * part["coverage_se"].values,
                capsize=2, label=target)  # fmt: skip

@@ -24,8 +24,8 @@ other error while loading one is a bug and is raised. Add your own with :func:`r
 Each method declares the options it accepts (:attr:`Method.option_names`);
 :func:`check_method_options` refuses options of unknown names or for methods not selected.
 
-Select rows of a result with ``ds.sel({"method": name})``; ``ds.sel(method=name)`` silently
-does nothing (``method`` is a keyword of :meth:`xarray.Dataset.sel`).
+Select rows of a result with ``ds.sel(method_name=name)`` (the dim is not called ``method``,
+a keyword of :meth:`xarray.Dataset.sel`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Method:
         Stable name (what users select).
     func : callable
         ``func(context, names, **options) -> xarray.Dataset``: the interval Dataset with
-        one row along ``method`` for each name in `names`.
+        one row along ``method_name`` for each name in `names`.
     target : str, mapping or callable
         The estimand of the outputs: one name for all; a mapping output → estimand; or a
         callable ``target(scheme) -> str or mapping``.
@@ -146,9 +146,9 @@ class Method:
 
 
 # ------------------------------------------------------------------------ built-in methods
-def closed_form(context: Context, names: Sequence[str], *, dist: str = "normal") -> xr.Dataset:
+def closed_form(context: Context, names: Sequence[str], *, kind: str = "normal") -> xr.Dataset:
     """Every requested closed-form interval from one :func:`bayescv.cv_intervals` call."""
-    return cv_intervals(context.moments, list(names), level=context.level, dist=dist)
+    return cv_intervals(context.moments, list(names), level=context.level, kind=kind)
 
 
 def bootstrap(
@@ -156,7 +156,7 @@ def bootstrap(
     names: Sequence[str],
     *,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
-    dist: str = "normal",
+    kind: str = "normal",
 ) -> xr.Dataset:
     """Bootstrap-replicated CV: within-source resampling, ``n_bootstrap`` × K refits.
 
@@ -165,22 +165,22 @@ def bootstrap(
     """
     boot = context.bootstrap_table(n_bootstrap)
     return cv_intervals(
-        context.moments, ["bootstrap"], level=context.level, dist=dist, bootstrap=boot
+        context.moments, ["bootstrap"], level=context.level, kind=kind, bootstrap=boot
     )
 
 
 def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset:
     """Bates et al.'s nested CV (:func:`bayescv.nested.nested_cv`); grouped under CVS.
 
-    Options are passed on (``n_repeats``, ``bias_correction``, ...). Default ``n_folds``:
+    Options are passed on (``n_repeats``, ``bias_correction``, ...). Default ``n_splits``:
     the study's K for random CV; for CVS ``min(10, n_sources // 2)`` (two sources per fold).
     """
     from bayescv.nested import nested_cv
 
     grouped = context.scheme == "source"
-    if "n_folds" not in options:
-        n_units = np.unique(context.groups).size if grouped else context.n_folds
-        options["n_folds"] = min(10, n_units // 2) if grouped else context.n_folds
+    if "n_splits" not in options:
+        n_units = np.unique(context.groups).size if grouped else context.n_splits
+        options["n_splits"] = min(10, n_units // 2) if grouped else context.n_splits
     return nested_cv(
         context.learner, context.X, context.y, groups=context.groups if grouped else None,
         loss=context.loss, level=context.level, random_state=context.seed, **options,
@@ -188,7 +188,7 @@ def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset
 
 
 #: Rows of the Bayesian model and their targets: the sources at hand (μ̂'s expectation), the
-#: mean error over new sources (μ₀, 000 eq. 3), and the error of one new source (μ₀ + τ z,
+#: mean error over new sources (μ₀; Geras & Sutton 2013, eq. 3), and the error of one new source (μ₀ + τ z,
 #: predictive; no scenario computes a truth for it, so studies report no coverage of it).
 BAYES_TARGETS = {
     "bayes_expected_cv": "expected_cv",
@@ -207,8 +207,8 @@ def bayes_hier(
     """Hierarchical Bayesian model (:mod:`bayescv.bayes`): posterior intervals.
 
     Calls ``bayes.fit(losses, bootstrap=table, random_state=seed, **options)`` (options such
-    as ``draws``, ``tune``, ``chains``, ``sampler``, ``cores``) and
-    ``bayes.posterior_intervals(idata, level)``: rows ``bayes_expected_cv`` and, for CVS,
+    as ``draws``, ``tune``, ``chains``, ``sampler``, ``n_jobs``) and
+    ``bayes.posterior_intervals(idata, level=level)``: rows ``bayes_expected_cv`` and, for CVS,
     ``bayes_ose`` and ``bayes_new_source`` (under random CV those rows are NaN, flagged
     ``not_applicable``).
 
@@ -217,7 +217,7 @@ def bayes_hier(
     so a study running both fits the replicates once) inform the sampling
     covariance of the block means; with ``n_bootstrap=0`` the one observed table is fitted
     alone and the split of its scatter between Γ and τ² rests on the prior (``docs/bayes.md``).
-    ``cores`` defaults to 1: a study runs one replicate per worker, and nutpie's parallel
+    ``n_jobs`` defaults to 1: a study runs one replicate per worker, and nutpie's parallel
     chains would oversubscribe the machine.
     """
     if (
@@ -234,12 +234,12 @@ def bayes_hier(
         raise ValueError(
             "bayes_hier builds its bootstrap table itself: pass n_bootstrap, not bootstrap"
         )
-    options.setdefault("cores", 1)
+    options.setdefault("n_jobs", 1)
     boot = context.bootstrap_table(n_bootstrap) if n_bootstrap else None
     bayes = importlib.import_module("bayescv.bayes")
     idata = bayes.fit(context.losses, bootstrap=boot, random_state=context.seed, **options)
-    result = bayes.posterior_intervals(idata, context.level)
-    missing = [n for n in names if n not in result["method"].values]
+    result = bayes.posterior_intervals(idata, level=context.level)
+    missing = [n for n in names if n not in result["method_name"].values]
     if not missing:
         return result
     # the random-CV model has no new-source target: its row is NaN, flagged
@@ -279,14 +279,16 @@ _BUILTIN: dict[str, Method] = {
         _closed_target(name),
         "losses",
         batch="closed_form",
-        description=_DESCRIPTIONS.get(name, f"closed-form variance estimator {name} (000)"),
+        description=_DESCRIPTIONS.get(
+            name, f"closed-form variance estimator {name} (Geras & Sutton 2013)"
+        ),
     )
     for name in INTERVAL_METHODS
 }
 _BUILTIN["bootstrap"] = Method(
     "bootstrap", bootstrap, _scheme_target("err", "expected_cv"), "refit",
     description=(
-        f"bootstrap-replicated CV, B x K refits (options: n_bootstrap={DEFAULT_N_BOOTSTRAP}, dist)"
+        f"bootstrap-replicated CV, B x K refits (options: n_bootstrap={DEFAULT_N_BOOTSTRAP}, kind)"
     ),
 )  # fmt: skip
 

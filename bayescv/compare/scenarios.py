@@ -14,7 +14,7 @@ Designs (``design``), recorded by every study:
   replicates), ``err_xy``, ``kfold_test_error``;
 * ``"sources_redrawn"``: every replicate draws new sources. Truths: the new-source error
   ``ose_xy`` of the replicate's model and its mean over replicates, the population-level
-  ``ose`` (000 eq. 3), besides ``err_xy`` and ``kfold_test_error``.
+  ``ose`` (Geras & Sutton 2013, eq. 3), besides ``err_xy`` and ``kfold_test_error``.
 
 Per-replicate truths (see :data:`TRUTHS`): ``err_xy``, the error on fresh points from the
 data's own sources of the model fitted on all the data (Bates et al.'s Err_XY);
@@ -94,15 +94,15 @@ class Scenario(ABC):
     """A data-generating process with known truth (see the module docs).
 
     Subclasses set ``name``, ``task`` (``"classification"`` or ``"regression"``),
-    ``design``, ``cv`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
-    and ``n_folds``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
+    ``design``, ``scheme`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
+    and ``n_splits``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
     """
 
     name: str = "scenario"
     task: str = "regression"
     design: str = "iid"
-    cv: str = "random"
-    n_folds: int = 10
+    scheme: str = "random"
+    n_splits: int = 10
 
     @abstractmethod
     def draw(self, rng: np.random.Generator) -> Draw:
@@ -158,10 +158,10 @@ class Scenario(ABC):
         -------
         list of (train, test) int arrays
         """
-        if self.cv == "source":
+        if self.scheme == "source":
             splits = LeaveOneGroupOut().split(draw.X, draw.y, draw.groups)
         else:
-            splits = KFold(self.n_folds, shuffle=True, random_state=seed).split(draw.X)
+            splits = KFold(self.n_splits, shuffle=True, random_state=seed).split(draw.X)
         return [(np.asarray(tr, np.int64), np.asarray(te, np.int64)) for tr, te in splits]
 
     def __repr__(self) -> str:
@@ -211,7 +211,7 @@ class BatesLogistic(_Gaussian):
         Features (the paper says 20; the authors' scripts used 10).
     bayes_error : float, default 0.33
         0.33 or 0.225 in the paper.
-    n_folds : int, default 10
+    n_splits : int, default 10
         K.
     n_test : int, default 10000
         Test points for the truths of non-linear learners (linear ones are exact).
@@ -233,7 +233,7 @@ class BatesLogistic(_Gaussian):
         p: int = 20,
         *,
         bayes_error: float = 0.33,
-        n_folds: int = 10,
+        n_splits: int = 10,
         n_test: int = 10_000,
     ) -> None:
         p = _positive(p, "p", 3)
@@ -242,8 +242,8 @@ class BatesLogistic(_Gaussian):
         coef[:3] = bates_coefficient(self.bayes_error)
         self._setup(
             coef=coef, intercept=0.0, sizes=[_positive(n, "n", 4)], heterogeneity=0.0,
-            intercept_sd=0.0, covariate_shift=0.0, noise_sd=0.0, design="iid", cv="random",
-            n_folds=n_folds, source_seed=0, n_test=n_test, n_new_sources=1, cov=None,
+            intercept_sd=0.0, covariate_shift=0.0, noise_sd=0.0, design="iid", scheme="random",
+            n_splits=n_splits, source_seed=0, n_test=n_test, n_new_sources=1, cov=None,
         )  # fmt: skip
 
     def params(self) -> dict[str, Any]:
@@ -252,7 +252,7 @@ class BatesLogistic(_Gaussian):
             "n": int(self.sizes[0]),
             "p": self.coef.size,
             "bayes_error": self.bayes_error,
-            "n_folds": self.n_folds,
+            "n_splits": self.n_splits,
             "n_test": self.n_test,
         }
 
@@ -273,7 +273,7 @@ class GaussianLinear(_Gaussian):
         σ.
     cov : array-like of shape (p, p), optional
         Σ; default the identity.
-    n_folds : int, default 10
+    n_splits : int, default 10
         K.
     n_test : int, default 10000
         Test points for the truths of non-linear learners.
@@ -296,14 +296,14 @@ class GaussianLinear(_Gaussian):
         coef: Sequence[float] | None = None,
         noise_sd: float = 1.0,
         cov: Any = None,
-        n_folds: int = 10,
+        n_splits: int = 10,
         n_test: int = 10_000,
     ) -> None:
         coef = np.r_[np.ones(5), np.zeros(15)] if coef is None else coef
         self._setup(
             coef=coef, intercept=0.0, sizes=[_positive(n, "n", 4)], heterogeneity=0.0,
             intercept_sd=0.0, covariate_shift=0.0, noise_sd=noise_sd, design="iid",
-            cv="random", n_folds=n_folds, source_seed=0, n_test=n_test, n_new_sources=1,
+            scheme="random", n_splits=n_splits, source_seed=0, n_test=n_test, n_new_sources=1,
             cov=cov,
         )  # fmt: skip
 
@@ -326,8 +326,8 @@ class _MultiSource(_Gaussian):
         noise_sd: float = 1.0,
         cov: Any = None,
         design: str = "sources_fixed",
-        cv: str = "source",
-        n_folds: int | None = None,
+        scheme: str = "source",
+        n_splits: int | None = None,
         source_seed: int = 0,
         n_test: int = 10_000,
         n_new_sources: int = 200,
@@ -345,7 +345,7 @@ class _MultiSource(_Gaussian):
         self._setup(
             coef=coef, intercept=intercept, sizes=sizes, heterogeneity=heterogeneity,
             intercept_sd=intercept_sd, covariate_shift=covariate_shift, noise_sd=noise_sd,
-            design=design, cv=cv, n_folds=n_folds, source_seed=source_seed, n_test=n_test,
+            design=design, scheme=scheme, n_splits=n_splits, source_seed=source_seed, n_test=n_test,
             n_new_sources=n_new_sources, cov=cov,
         )  # fmt: skip
 
@@ -360,7 +360,7 @@ class _MultiSource(_Gaussian):
             "intercept_sd": self.intercept_sd,
             "covariate_shift": self.covariate_shift,
             "design": self.design,
-            "cv": self.cv,
+            "scheme": self.scheme,
             "source_seed": self.source_seed,
             "n_new_sources": self.n_new_sources,
         }
@@ -394,10 +394,10 @@ class MultiSourceLogistic(_MultiSource):
         Σ; identity by default.
     design : {"sources_fixed", "sources_redrawn"}, default "sources_fixed"
         Keep the sources (drawn once from `source_seed`) or redraw them every replicate.
-    cv : {"source", "random"}, default "source"
+    scheme : {"source", "random"}, default "source"
         Leave one source out (CVS), or shuffled K-fold (CVR).
-    n_folds : int, optional
-        K for ``cv="random"``; default the number of sources.
+    n_splits : int, optional
+        K for ``scheme="random"``; default the number of sources.
     source_seed : int, default 0
         Seed of the fixed sources.
     n_test : int, default 10000

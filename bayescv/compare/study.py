@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
-from bayescv.compare._store import StudyStore, normalise
+from bayescv.compare._store import StudyStore, normalize
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv.loss_functions import Loss, get_loss
@@ -66,7 +66,7 @@ def _to_dataset(
     results: Sequence[dict[str, Any]], spec: _Spec, targets: Sequence[str]
 ) -> xr.Dataset:
     results = sorted(results, key=lambda r: r["replicate"])
-    rm, rt, rb = ("replicate", "method"), ("replicate", "target"), ("replicate", "block")
+    rm, rt, rb = ("replicate", "method_name"), ("replicate", "target"), ("replicate", "block")
     stack = lambda key: np.stack([r[key] for r in results])  # noqa: E731
     n_blocks = {len(r["block_n"]) for r in results}
     if len(n_blocks) != 1:
@@ -87,15 +87,18 @@ def _to_dataset(
     n = len(results)
     coords = {
         "replicate": np.array([r["replicate"] for r in results], dtype=np.int64),
-        "method": np.array(spec.outputs, dtype=str),
+        "method_name": np.array(spec.outputs, dtype=str),
         "target": np.array(spec.truths, dtype=str),
-        "method_target": ("method", np.array(targets, dtype=str)),
-        "method_cost": ("method", np.array([_cost(spec, o) for o in spec.outputs], dtype=str)),
+        "method_target": ("method_name", np.array(targets, dtype=str)),
+        "method_cost": (
+            "method_name",
+            np.array([_cost(spec, o) for o in spec.outputs], dtype=str),
+        ),
         "block": np.arange(n_blocks.pop(), dtype=np.int64),
         "design": ("replicate", np.full(n, spec.scenario.design, dtype=object).astype(str)),
-        "scheme": ("replicate", np.full(n, spec.scenario.cv, dtype=object).astype(str)),
+        "scheme": ("replicate", np.full(n, spec.scenario.scheme, dtype=object).astype(str)),
     }
-    return normalise(xr.Dataset(data, coords=coords))
+    return normalize(xr.Dataset(data, coords=coords))
 
 
 def _cost(spec: _Spec, output: str) -> str:
@@ -129,7 +132,7 @@ def _concat(pieces: Sequence[xr.Dataset]) -> xr.Dataset:
         }
         out = xr.Dataset(variables, coords={**static, **coords})
     order = np.argsort(out["replicate"].values, kind="stable")
-    return normalise(out.isel(replicate=order))
+    return normalize(out.isel(replicate=order))
 
 
 def _settings(spec: _Spec, seed: int, method_names: Sequence[str]) -> dict[str, Any]:
@@ -156,7 +159,7 @@ def run_study(
     methods: str | Sequence[str] | None = "all",
     n_replicates: int = 100,
     *,
-    level: float = 0.90,
+    level: float = 0.95,
     loss: str | Loss | Any = None,
     truths: Sequence[str] | None = None,
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
@@ -165,7 +168,7 @@ def run_study(
     backend: str = "joblib",
     store: str | Any = None,
     progress: bool = False,
-    on_error: str = "raise",
+    error_score: str | float = "raise",
     chunk_size: int | None = None,
     flush_interval: float = 2.0,
     inner_threads: int | None = 1,
@@ -183,7 +186,7 @@ def run_study(
         Registry names (:func:`bayescv.compare.available_methods`).
     n_replicates : int, default 100
         Replicates; with a store, more than stored extends the study.
-    level : float, default 0.90
+    level : float, default 0.95
         Nominal coverage (Bates et al. use 0.90).
     loss : str, Loss or callable, optional
         Default: the scenario's (zero-one or squared).
@@ -192,7 +195,7 @@ def run_study(
         (:meth:`Scenario.truth_names`); ``[]`` skips them (no full-data fit).
     method_options : mapping, optional
         Options per method name, e.g. ``{"nested_cv": {"n_repeats": 20}}``, and for the
-        closed-form batch under ``"closed_form"`` (``{"dist": "t"}``).
+        closed-form batch under ``"closed_form"`` (``{"kind": "t"}``).
     random_state : None, int or numpy.random.Generator
         The study's seed; replicate i uses child seed i, whatever the order it runs in.
     n_jobs : int, optional
@@ -207,9 +210,9 @@ def run_study(
         store is locked while the study runs.
     progress : bool, default False
         Show a progress bar over replicates.
-    on_error : {"raise", "record"}, default "raise"
-        A method that raises stops the study, or is recorded as NaN with the message in
-        ``flag``.
+    error_score : "raise" or numpy.nan, default "raise"
+        As in scikit-learn's ``cross_validate``: a method that raises stops the study, or,
+        with ``numpy.nan``, its interval is recorded as NaN with the message in ``flag``.
     chunk_size : int, optional
         Replicates per task; default 1 for one worker or when a method refits, else up to 8.
     flush_interval : float, default 2.0
@@ -236,7 +239,7 @@ def run_study(
     Examples
     --------
     >>> from bayescv.compare import BatesLogistic
-    >>> study = run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points"],
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
     ...                   n_replicates=3, random_state=0)
     >>> study.sizes["replicate"], study["truth"].sizes["target"]
     (3, 2)
@@ -251,8 +254,11 @@ def run_study(
         raise ValueError(f"n_replicates must be a positive integer, got {n_replicates!r}")
     if backend not in ("joblib", "dask"):
         raise ValueError(f"backend must be 'joblib' or 'dask', got {backend!r}")
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    if not (
+        error_score == "raise"
+        or (isinstance(error_score, float | np.floating) and np.isnan(error_score))
+    ):
+        raise ValueError(f"error_score must be 'raise' or numpy.nan, got {error_score!r}")
     learner = scenario.default_learner() if learner is None else learner
     loss_fn = get_loss(scenario.default_loss() if loss is None else loss, learner)
     resolved = resolve_methods(methods)
@@ -264,11 +270,11 @@ def run_study(
             f"{type(scenario).__name__} ({scenario.design}) cannot compute {bad}; it offers {list(allowed)}"
         )
     outputs = tuple(o for m in resolved for o in m.output_names)
-    targets = [m.targets(scenario.cv)[o] for m in resolved for o in m.output_names]
+    targets = [m.targets(scenario.scheme)[o] for m in resolved for o in m.output_names]
     options = check_method_options(resolved, method_options)
     spec = _Spec(
         scenario, learner, loss_fn, tuple(resolved), options, float(level), truth_names,
-        outputs, on_error, inner_threads,
+        outputs, error_score == "raise", inner_threads,
     )  # fmt: skip
 
     target_store = None if store is None else StudyStore(store)
@@ -368,7 +374,7 @@ def load_study(path: str | Any) -> xr.Dataset:
     if not store.path.exists():
         raise ValueError(f"{path}: no such study")
     with store._open_final() as ds:
-        return normalise(ds.load())
+        return normalize(ds.load())
 
 
 def _flush(buffer, spec, targets, target_store) -> xr.Dataset:
@@ -392,7 +398,7 @@ def _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started) -> di
         "scenario": spec.scenario.name,
         "scenario_params": json.dumps(spec.scenario.params()),
         "design": spec.scenario.design,
-        "scheme": spec.scenario.cv,
+        "scheme": spec.scenario.scheme,
         "learner": repr(spec.learner),
         "loss_name": spec.loss.name,
         "level": spec.level,

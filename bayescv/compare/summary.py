@@ -5,7 +5,7 @@ Truths come in two kinds:
 * per replicate, from the study (``err_xy``, ``kfold_test_error``, ``ose_xy``);
 * Monte Carlo, one number over the study's replicates (:func:`monte_carlo_truths`):
   ``err`` = mean of ``err_xy`` (Bates et al.'s Err), ``ose`` = mean of ``ose_xy`` (the
-  population new-source error, 000 eq. 3), ``expected_cv`` = mean of the CV estimate μ̂,
+  population new-source error; Geras & Sutton 2013, eq. 3), ``expected_cv`` = mean of the CV estimate μ̂,
   and the true θ = Var(μ̂) (sample variance over replicates; its σ/ω/γ decomposition is
   :func:`decompose`).
 
@@ -105,7 +105,7 @@ def monte_carlo_truths(study: xr.Dataset) -> xr.Dataset:
     Examples
     --------
     >>> from bayescv.compare import BatesLogistic, run_study
-    >>> st = run_study(BatesLogistic(n=40, p=3, n_folds=4), methods=["naive_points"],
+    >>> st = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
     ...                n_replicates=4, random_state=0)
     >>> mc = monte_carlo_truths(st)
     >>> mc["target"].values.tolist()
@@ -171,9 +171,9 @@ def summarize(
     Returns
     -------
     xarray.Dataset
-        Along (``method``, ``target``): ``coverage``, ``miss_high`` (truth below the
+        Along (``method_name``, ``target``): ``coverage``, ``miss_high`` (truth below the
         interval), ``miss_low`` (above), each with ``*_se``, and ``n_valid``. Along
-        ``method``: ``undefined`` (share of undefined intervals), ``mean_width``,
+        ``method_name``: ``undefined`` (share of undefined intervals), ``mean_width``,
         ``width_ratio`` (mean over replicates of width / reference width),
         ``estimate_bias`` (mean of estimate − declared target, where computable),
         ``theta_mean``, ``theta_bias`` (against the true θ = Var(μ̂)), ``theta_bias_se``,
@@ -184,11 +184,11 @@ def summarize(
     Examples
     --------
     >>> from bayescv.compare import BatesLogistic, run_study
-    >>> st = run_study(BatesLogistic(n=40, p=3, n_folds=4),
+    >>> st = run_study(BatesLogistic(n=40, p=3, n_splits=4),
     ...                methods=["naive_points", "theta_3"], n_replicates=5, random_state=0)
     >>> s = summarize(st)
     >>> s["coverage"].dims, s["target"].values.tolist()
-    (('method', 'target'), ['err_xy', 'kfold_test_error', 'err', 'expected_cv'])
+    (('method_name', 'target'), ['err_xy', 'kfold_test_error', 'err', 'expected_cv'])
     """
     design, scheme = check_design(study)
     allowed = VALID_TARGETS[design]
@@ -227,7 +227,7 @@ def summarize(
     high, high_se, _ = _rate(T < L, valid)
     low, low_se, _ = _rate(T > U, valid)
 
-    methods = study["method"].values.tolist()
+    methods = study["method_name"].values.tolist()
     width = (study["upper"] - study["lower"]).values
     ok = np.isfinite(width)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -253,26 +253,26 @@ def summarize(
             if finite.any():
                 estimate_bias[j] = diff[finite].mean()
     flags = study["flag"].values.astype(str)
-    mt = ("method", "target")
+    mt = ("method_name", "target")
     out = xr.Dataset(
         {
             "coverage": (mt, coverage), "coverage_se": (mt, coverage_se),
             "miss_high": (mt, high), "miss_high_se": (mt, high_se),
             "miss_low": (mt, low), "miss_low_se": (mt, low_se),
             "n_valid": (mt, n_valid.astype(np.int64)),
-            "undefined": ("method", 1 - defined[:, :, 0].mean(axis=0)),
-            "mean_width": ("method", mean_width),
-            "width_ratio": ("method", width_ratio),
-            "estimate_bias": ("method", estimate_bias),
-            **{k: ("method", v) for k, v in theta.items() if k not in ("theta_true", "theta_true_se")},
+            "undefined": ("method_name", 1 - defined[:, :, 0].mean(axis=0)),
+            "mean_width": ("method_name", mean_width),
+            "width_ratio": ("method_name", width_ratio),
+            "estimate_bias": ("method_name", estimate_bias),
+            **{k: ("method_name", v) for k, v in theta.items() if k not in ("theta_true", "theta_true_se")},
             "theta_true": theta["theta_true"], "theta_true_se": theta["theta_true_se"],
-            "runtime_mean": ("method", study["runtime"].mean("replicate").values),
-            "n_errors": ("method", np.char.startswith(flags, "error").sum(axis=0)),
+            "runtime_mean": ("method_name", study["runtime"].mean("replicate").values),
+            "n_errors": ("method_name", np.char.startswith(flags, "error").sum(axis=0)),
         },
         coords={
-            "method": methods, "target": np.array(chosen, dtype=str),
-            "method_target": ("method", study["method_target"].values),
-            "method_cost": ("method", study["method_cost"].values),
+            "method_name": methods, "target": np.array(chosen, dtype=str),
+            "method_target": ("method_name", study["method_target"].values),
+            "method_cost": ("method_name", study["method_cost"].values),
         },
     )  # fmt: skip
     out.attrs = {
@@ -312,7 +312,7 @@ def _theta_stats(study: xr.Dataset) -> dict[str, np.ndarray | float]:
 
 
 def decompose(study: xr.Dataset) -> xr.Dataset:
-    """Monte Carlo σ/ω/γ decomposition of the true θ = Var(μ̂) (000 eq. 2 and 7).
+    """Monte Carlo σ/ω/γ decomposition of the true θ = Var(μ̂) (Geras & Sutton 2013, eq. 2 and 7).
 
     Per block position k (fold, or held-out source with the sources fixed), with block
     sums S_k and centred sums of squares W_k over replicates: σ_k² − ω_k = E[W_k]/(n_k − 1),
@@ -412,9 +412,9 @@ def summary_table(summary: xr.Dataset) -> str:
     """
     targets = summary["target"].values.tolist()
     rows = []
-    for j, m in enumerate(summary["method"].values.tolist()):
+    for j, m in enumerate(summary["method_name"].values.tolist()):
         t = str(summary["method_target"].values[j])
-        row = {"method": m, "target": t}
+        row = {"method_name": m, "target": t}
         if t in targets:
             k = targets.index(t)
             for key, var in (
@@ -437,9 +437,9 @@ def summary_table(summary: xr.Dataset) -> str:
         row["ms/rep"] = f"{1000 * float(summary['runtime_mean'].values[j]):.1f}"
         row["cost"] = str(summary["method_cost"].values[j])
         rows.append(row)
-    head = pd.DataFrame(rows).set_index("method")
+    head = pd.DataFrame(rows).set_index("method_name")
     matrix = pd.DataFrame(
-        100 * summary["coverage"].values, index=summary["method"].values, columns=targets
+        100 * summary["coverage"].values, index=summary["method_name"].values, columns=targets
     ).round(1)
     a = summary.attrs
     lines = [

@@ -21,6 +21,7 @@ blocks with fewer than two points, fewer than two blocks, mismatched lengths, du
 columns and empty input raise a :class:`ValueError` that names the problem.
 """
 
+from bayescv.losses._differences import loss_differences
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_netcdf
 from bayescv.losses._schema import (
@@ -39,6 +40,7 @@ __all__ = [
     "block_sizes",
     "from_arrays",
     "from_frame",
+    "loss_differences",
     "pivot",
     "read_csv",
     "read_netcdf",

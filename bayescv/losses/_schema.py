@@ -340,14 +340,14 @@ def pivot(table: xr.Dataset) -> xr.DataArray:
     return out.isel(replicate=0, drop=True)
 
 
-def stack_replicates(tables: Sequence[xr.Dataset], *, kind: str) -> xr.Dataset:
+def stack_replicates(tables: Sequence[xr.Dataset], *, replicate_kind: str) -> xr.Dataset:
     """Stack loss tables from separate CV runs along a new ``replicate`` dimension.
 
     Parameters
     ----------
     tables : sequence of xarray.Dataset
         Loss tables without a ``replicate`` dimension, each with the same number of points.
-    kind : {"repeat", "bootstrap", "independent"}
+    replicate_kind : {"repeat", "bootstrap", "independent"}
         What the replicates are; use ``"independent"`` for tables from independently drawn
         data sets (simulations).
 
@@ -359,11 +359,13 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, kind: str) -> xr.Dataset:
     Raises
     ------
     ValueError
-        If `kind` is unknown, `tables` is empty, or the tables differ in size, scheme or
+        If `replicate_kind` is unknown, `tables` is empty, or the tables differ in size, scheme or
         presence of sources.
     """
-    if kind not in REPLICATE_KINDS:
-        raise ValueError(f"unknown replicate kind {kind!r}; expected one of {REPLICATE_KINDS}")
+    if replicate_kind not in REPLICATE_KINDS:
+        raise ValueError(
+            f"unknown replicate kind {replicate_kind!r}; expected one of {REPLICATE_KINDS}"
+        )
     if not tables:
         raise ValueError("empty input: no tables to stack")
     for t in tables:
@@ -388,7 +390,7 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, kind: str) -> xr.Dataset:
         else None,
         index=np.stack([t["index"].values for t in tables]),
         scheme=first.attrs["scheme"],
-        replicate_kind=kind,
+        replicate_kind=replicate_kind,
         loss_name=first.attrs["loss_name"],
         attrs=attrs,
     )

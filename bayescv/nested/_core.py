@@ -53,14 +53,14 @@ class Repetition:
     n_fits: int
 
 
-def draw_folds(n_units: int, n_folds: int, seed: int) -> np.ndarray:
+def draw_folds(n_units: int, n_splits: int, seed: int) -> np.ndarray:
     """Fold of each unit: a uniformly random partition with sizes differing by at most one.
 
     Parameters
     ----------
     n_units : int
         Number of units (points, or sources).
-    n_folds : int
+    n_splits : int
         Number of folds K.
     seed : int
         Seed of the permutation.
@@ -71,7 +71,7 @@ def draw_folds(n_units: int, n_folds: int, seed: int) -> np.ndarray:
         Fold labels ``0 … K−1``; folds ``0 … (n_units mod K) − 1`` hold one unit more.
     """
     fold = np.empty(n_units, dtype=np.int64)
-    fold[np.random.default_rng(seed).permutation(n_units)] = np.arange(n_units) % n_folds
+    fold[np.random.default_rng(seed).permutation(n_units)] = np.arange(n_units) % n_splits
     return fold
 
 
@@ -116,7 +116,7 @@ def nested_repetition(
     y: Any,
     units: np.ndarray | None,
     n_units: int,
-    n_folds: int,
+    n_splits: int,
     seed: int,
     loss: Loss,
 ) -> Repetition:
@@ -132,7 +132,7 @@ def nested_repetition(
         Source code ``0 … n_units−1`` of each point, or None when every point is a unit.
     n_units : int
         Number of units.
-    n_folds : int
+    n_splits : int
         K.
     seed : int
         Seed of this repetition's partition.
@@ -144,7 +144,7 @@ def nested_repetition(
     Repetition
         The repetition's a, b, inner and outer errors and bookkeeping.
     """
-    k = n_folds
+    k = n_splits
     unit_fold = draw_folds(n_units, k, seed)
     fold = unit_fold if units is None else unit_fold[units]
     rows = [np.flatnonzero(fold == j) for j in range(k)]
@@ -198,7 +198,7 @@ def plain_repetition(
     y: Any,
     units: np.ndarray | None,
     n_units: int,
-    n_folds: int,
+    n_splits: int,
     seed: int,
     loss: Loss,
 ) -> tuple[float, int]:
@@ -206,7 +206,7 @@ def plain_repetition(
 
     Parameters
     ----------
-    estimator, X, y, units, n_units, n_folds, seed, loss
+    estimator, X, y, units, n_units, n_splits, seed, loss
         As in :func:`nested_repetition`.
 
     Returns
@@ -216,13 +216,13 @@ def plain_repetition(
     n_fits : int
         K.
     """
-    unit_fold = draw_folds(n_units, n_folds, seed)
+    unit_fold = draw_folds(n_units, n_splits, seed)
     fold = unit_fold if units is None else unit_fold[units]
     total = 0.0
-    for j in range(n_folds):
+    for j in range(n_splits):
         test = np.flatnonzero(fold == j)
         total += _fit_loss(estimator, X, y, np.flatnonzero(fold != j), test, loss).sum()
-    return total / fold.size, n_folds
+    return total / fold.size, n_splits
 
 
 def combine_moments(moments: list[tuple[float, float, float]]) -> np.ndarray:

@@ -48,12 +48,12 @@ _GROUPED_TARGET = (
 )
 
 
-def bias_constant(n_folds: int, bias_correction: str | None = "code") -> float:
+def bias_constant(n_splits: int, bias_correction: str | None = "code") -> float:
     """Multiplier c of the bias estimate ``c · (err_ncv − err_cv)``.
 
     Parameters
     ----------
-    n_folds : int
+    n_splits : int
         Number of folds K (at least 3).
     bias_correction : {"code", "paper"} or None, default "code"
         ``"code"``: ``1 + ((K−2)/K)**1.5``, as in the authors' R code (``nested_cv``,
@@ -70,7 +70,7 @@ def bias_constant(n_folds: int, bias_correction: str | None = "code") -> float:
     >>> round(bias_constant(10, "code"), 4), bias_constant(10, "paper"), bias_constant(10, None)
     (1.7155, 1.8, 0.0)
     """
-    k = _positive_int(n_folds, "n_folds", minimum=3)
+    k = _positive_int(n_splits, "n_splits", minimum=3)
     if bias_correction is None:
         return 0.0
     if bias_correction == "code":
@@ -88,10 +88,10 @@ def nested_cv(
     y: Any,
     *,
     groups: Any = None,
-    n_folds: int = 10,
+    n_splits: int = 10,
     n_repeats: int = 50,
     loss: str | Loss | Any = None,
-    level: float = 0.90,
+    level: float = 0.95,
     bias_correction: Literal["code", "paper"] | None = "code",
     n_bias_repeats: int | None = None,
     inflation_bounds: tuple[float, float] | Literal["code"] | None = "code",
@@ -148,8 +148,8 @@ def nested_cv(
         Source of each point (patient, site, school). Folds are then groups of whole
         sources, b_j is the cluster-robust variance over the sources of fold j, naive_se
         the cluster-robust SE over all sources, and the interval is for the error on *new
-        sources* (see Notes). Needs at least ``2·n_folds`` sources.
-    n_folds : int, default 10
+        sources* (see Notes). Needs at least ``2·n_splits`` sources.
+    n_splits : int, default 10
         K, at least 3 (the inner CV has K−1 ≥ 2 folds); at least 2K points (or sources),
         so that every outer fold has two units for b_j.
     n_repeats : int, default 50
@@ -159,7 +159,7 @@ def nested_cv(
         ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``, or
         ``loss(y_true, y_pred) -> per-point array``. Default: zero-one for classifiers,
         squared error otherwise.
-    level : float, default 0.90
+    level : float, default 0.95
         Nominal coverage (the paper's experiments use 0.90).
     bias_correction : {"code", "paper"} or None, default "code"
         err_ncv estimates the error of models trained on ``n(K−2)/K`` points, err_cv on
@@ -198,10 +198,10 @@ def nested_cv(
 
         * dims ``(repetition, fold)``: ``a``, ``b``, ``err_inner`` (ε_j), ``err_outer``
           (mean of e_out), ``fold_size`` (points);
-        * dim ``repetition``: ``err_cv_repetition`` (plain CV error of the repetition's
+        * dim ``replicate``: ``err_cv_repetition`` (plain CV error of the repetition's
           outer folds), ``mse_running`` and ``inflation_running`` (mse and the unclipped
           inflation factor using repetitions 0 … r);
-        * dim ``bias_repetition``: ``err_cv_bias`` (extra plain-CV errors);
+        * dim ``bias_replicate``: ``err_cv_bias`` (extra plain-CV errors);
         * scalars ``err_ncv``, ``err_cv``, ``bias``, ``mse``, ``naive_se``, ``inflation``
           (as used), ``inflation_raw`` (before clipping);
         * attrs: the settings, ``bias_constant``, ``n_fits`` (all fits made),
@@ -246,7 +246,7 @@ def nested_cv(
     >>> from sklearn.datasets import make_regression
     >>> from sklearn.linear_model import LinearRegression
     >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
-    >>> res = nested_cv(LinearRegression(), X, y, n_folds=4, n_repeats=2, random_state=0)
+    >>> res = nested_cv(LinearRegression(), X, y, n_splits=4, n_repeats=2, random_state=0)
     >>> res.attrs["n_fits"]  # 2 repetitions * (4 + 6) + 1 plain-CV repetition * 4
     24
     >>> lower, upper = res["lower"].item(), res["upper"].item()
@@ -256,7 +256,7 @@ def nested_cv(
     started = time.perf_counter()
     X, y, groups = indexable(X, y, groups)
     check_level(level)
-    k = _positive_int(n_folds, "n_folds", minimum=3)
+    k = _positive_int(n_splits, "n_splits", minimum=3)
     n_reps = _positive_int(n_repeats, "n_repeats", minimum=1)
     n_bias = (
         math.ceil(n_reps / 5)
@@ -281,7 +281,7 @@ def nested_cv(
     if n_units < 2 * k:
         raise ValueError(
             f"nested CV needs at least two {what} in every outer fold, so at least "
-            f"2 * n_folds = {2 * k} {what}; got {n_units} for n_folds={k}"
+            f"2 * n_splits = {2 * k} {what}; got {n_units} for n_splits={k}"
         )
 
     seed = resolve_seed(random_state)
@@ -333,7 +333,7 @@ def nested_cv(
             "loss_name": loss_fn.name,
             "n_samples": n,
             "n_sources": n_units if grouped else 0,
-            "n_folds": k,
+            "n_splits": k,
             "n_repeats": n_reps,
             "n_bias_repeats": n_bias,
             "bias_correction": "none" if bias_correction is None else bias_correction,
@@ -351,9 +351,9 @@ def nested_cv(
         for name, (dims, values, doc) in _variables(stats, bias, inflation, inflation_raw).items()
     }
     coords = {
-        "repetition": np.arange(n_reps),
+        "replicate": np.arange(n_reps),
         "fold": np.arange(k),
-        "bias_repetition": np.arange(n_bias),
+        "bias_replicate": np.arange(n_bias),
     }
     ds = ds.assign(extras).assign_coords(coords)
     ds.attrs["wall_time_s"] = time.perf_counter() - started
@@ -398,7 +398,7 @@ def _summarise(reps: list, extra: list[float], n: int, k: int, *, grouped: bool)
 def _variables(
     stats: dict[str, Any], bias: float, inflation: float, inflation_raw: float
 ) -> dict[str, tuple[tuple[str, ...], Any, str]]:
-    rf = ("repetition", "fold")
+    rf = ("replicate", "fold")
     return {
         "a": (rf, stats["a"], "(inner CV error - mean held-out error)^2 per outer fold"),
         "b": (rf, stats["b"], "estimated variance of the mean held-out error per outer fold"),
@@ -406,22 +406,22 @@ def _variables(
         "err_outer": (rf, stats["outer"], "mean held-out error of each outer fold"),
         "fold_size": (rf, stats["size"], "points in each outer fold"),
         "err_cv_repetition": (
-            ("repetition",),
+            ("replicate",),
             stats["plain"],
             "plain K-fold CV error of each repetition's outer folds",
         ),
         "mse_running": (
-            ("repetition",),
+            ("replicate",),
             stats["mse_running"],
             "mean(a) - mean(b) over repetitions 0..r",
         ),
         "inflation_running": (
-            ("repetition",),
+            ("replicate",),
             stats["inflation_running"],
             "unclipped se/naive_se from repetitions 0..r; should settle as r grows",
         ),
         "err_cv_bias": (
-            ("bias_repetition",),
+            ("bias_replicate",),
             stats["extra"],
             "plain K-fold CV error of each extra repetition",
         ),

@@ -349,7 +349,7 @@ def to_dataset(
     coords: dict[str, Any],
     attrs: dict[str, Any],
 ) -> xr.Dataset:
-    """Label `est` as the interval Dataset, diagnostics as variables along ``method``.
+    """Label `est` as the interval Dataset, diagnostics as variables along ``method_name``.
 
     With no `dims` the single row is squeezed out.
     """
@@ -386,7 +386,7 @@ def to_dataset(
             **attrs,
         },
     )
-    all_dims = (*dims, "method")
+    all_dims = (*dims, "method_name")
     diagnostics = {
         "n_points": est.n_points,
         "ess": est.ess,

@@ -143,7 +143,7 @@ def importance_weighted_cv(
     >>> xs, xt = rng.normal(0, 1, (300, 1)), rng.normal(1, 1, (200, 1))
     >>> ys = xs[:, 0] ** 2 + rng.normal(0, 0.5, 300)  # a line misfits the curve
     >>> ds = importance_weighted_cv(LinearRegression(), xs, ys, xt, cv=5, random_state=0)
-    >>> ds["method"].values.tolist(), ds.attrs["weights"]
+    >>> ds["method_name"].values.tolist(), ds.attrs["weights"]
     (['iw', 'iw_control_variate'], 'estimated')
     """
     if (X_target is None) == (weights is None):
@@ -240,7 +240,7 @@ def importance_weighted_cvs(
     -------
     xarray.Dataset
         The interval Dataset with leading dim ``source`` (the held-out source) and dim
-        ``method``, with the per-interval diagnostics (``ess``, ``n_points``, ``beta``, ...),
+        ``method_name``, with the per-interval diagnostics (``ess``, ``n_points``, ``beta``, ...),
         and per source ``true_risk`` (mean loss on the held-out source of the model fit on
         all the others) with ``true_risk_se`` (its own sampling error over the held-out
         points), ``source_risk`` and ``source_risk_se`` (the unweighted CV mean over the
@@ -267,7 +267,7 @@ def importance_weighted_cvs(
     >>> y = x[:, 0] ** 2 + rng.normal(0, 0.5, 450)
     >>> ds = importance_weighted_cvs(LinearRegression(), x, y, groups, cv=5, random_state=0)
     >>> ds["covered"].dims, ds.sizes["source"]
-    (('source', 'method'), 3)
+    (('source', 'method_name'), 3)
     """
     X, y, groups = indexable(X, y, groups)
     if groups is None:

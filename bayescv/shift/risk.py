@@ -134,7 +134,7 @@ def importance_weighted_risk(
     Examples
     --------
     >>> ds = importance_weighted_risk([0.0, 1.0, 0.0, 1.0], [0.5, 1.5, 0.5, 1.5])
-    >>> float(ds["estimate"].sel({"method": "iw"})), ds.attrs["target"]
+    >>> float(ds["estimate"].sel(method_name="iw")), ds.attrs["target"]
     (0.75, 'target_risk')
     """
     return target_risk_intervals(
@@ -240,7 +240,7 @@ def target_risk_intervals(
     losses, weights
         As in :func:`importance_weighted_risk`.
     methods : sequence of {"iw", "iw_control_variate"}, default both
-        The estimators, in this order along ``method``.
+        The estimators, in this order along ``method_name``.
     beta, clip, clip_quantile, normalize, level, min_ess_fraction
         As in :func:`control_variate_risk` (`beta` is used by ``"iw_control_variate"``).
 
@@ -255,7 +255,7 @@ def target_risk_intervals(
     >>> rng = np.random.default_rng(1)
     >>> x = rng.normal(size=400)
     >>> ds = target_risk_intervals((x + rng.normal(size=400)) ** 2, np.exp(x - 0.5))
-    >>> ds["method"].values.tolist(), ds.attrs["target"]
+    >>> ds["method_name"].values.tolist(), ds.attrs["target"]
     (['iw', 'iw_control_variate'], 'target_risk')
     """
     methods = check_request(methods, beta, level)

@@ -1,0 +1,71 @@
+"""Per-point loss differences of two learners evaluated on the same CV splits.
+
+Re-exported by :mod:`bayescv.losses`. The difference table is a loss table of its own, so
+every interval method applies to it: :func:`bayescv.paired_comparison` (closed form) and
+:func:`bayescv.bayes.paired_comparison` (hierarchical model) both start here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayescv.losses._schema import validate
+
+__all__ = ["loss_differences"]
+
+
+def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
+    """Build the loss table of h = e^A − e^B, checking that both used the same splits.
+
+    Parameters
+    ----------
+    losses_a, losses_b : xarray.Dataset
+        Loss tables of learners A and B on the same data and folds (same ``block`` and
+        ``index`` for every point, same replicates).
+
+    Returns
+    -------
+    xarray.Dataset
+        A's table with ``loss`` replaced by the differences; attrs record both learners.
+
+    Raises
+    ------
+    TypeError
+        If either input is not a loss table.
+    ValueError
+        If the tables differ in shape, blocks or rows, or the differences overflow float64.
+    """
+    for name, table in {"losses_a": losses_a, "losses_b": losses_b}.items():
+        if not isinstance(table, xr.Dataset) or "loss" not in table:
+            raise TypeError(f"{name} must be a loss table (an xarray.Dataset with 'loss')")
+    if losses_a["loss"].shape != losses_b["loss"].shape:
+        raise ValueError(
+            "the two tables differ in shape "
+            f"{losses_a['loss'].shape} vs {losses_b['loss'].shape}: not the same splits"
+        )
+    for coord in ("block", "index"):
+        if coord in losses_a.coords and coord in losses_b.coords:
+            if not np.array_equal(losses_a[coord].values, losses_b[coord].values):
+                raise ValueError(
+                    f"the two tables differ in {coord!r}: compare learners on the same "
+                    "splits (same cv splitter and random_state, or cv=list of folds)"
+                )
+        elif coord == "block":
+            raise ValueError("both tables need a 'block' coordinate")
+    diff = losses_a.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff["loss"] = losses_a["loss"] - losses_b["loss"]
+    overflow = ~np.isfinite(diff["loss"].values) & np.isfinite(losses_a["loss"].values)
+    if (overflow & np.isfinite(losses_b["loss"].values)).any():
+        raise ValueError(
+            "the loss differences A - B overflow float64 (losses near ±1.8e308); rescale both "
+            "tables by the same factor"
+        )
+    diff.attrs = {
+        **losses_a.attrs,
+        "estimator": f"A: {losses_a.attrs.get('estimator', '?')}; "
+        f"B: {losses_b.attrs.get('estimator', '?')}",
+        "loss_name": f"difference of {losses_a.attrs.get('loss_name', 'loss')} (A - B)",
+    }
+    return validate(diff)
