@@ -1,25 +1,49 @@
 """bayescv: how much to trust a cross-validation error estimate.
 
 Run CV over any scikit-learn estimator keeping every per-point loss
-(:func:`cross_val_losses`, :func:`bootstrap_cv_losses`), hold them in a validated
-xarray loss table (:mod:`bayescv.losses`) and reduce them to per-block sufficient
-statistics (:func:`block_moments`). Estimate the variance of a CV estimate in closed form
-(:func:`variance_estimates`, :mod:`bayescv.classical.estimators`), build intervals for the CV error
-(:func:`cv_intervals`) and compare two learners on the same splits (:func:`paired_comparison`).
+(:func:`cross_val_losses`, :func:`bootstrap_cv_losses`), hold them in a validated xarray loss
+table (:mod:`bayescv.losses`), and say how uncertain the CV estimate is:
+
+* closed-form variance estimates and the intervals on them (:func:`variance_estimates`,
+  :func:`cv_intervals`; :mod:`bayescv.classical`), and paired comparisons of two learners on
+  the same splits (:func:`paired_comparison`);
+* nested CV intervals (:func:`nested_cv`; Bates, Hastie & Tibshirani 2024);
+* the hierarchical Bayesian model over sources (:mod:`bayescv.bayes`, needs ``bayescv[bayes]``);
+* importance-weighted CV under covariate shift (:func:`importance_weighted_cv`;
+  :mod:`bayescv.shift`);
+* coverage studies of all of them against known truth (:func:`run_study`; :mod:`bayescv.compare`).
+
+Every interval names the estimand it targets (:data:`ESTIMANDS`).
 """
 
+from bayescv import bayes, classical, compare, cv, losses, nested, shift
 from bayescv._provenance import package_version
-from bayescv.classical import bootstrap_interval, cv_intervals, variance_estimates
-from bayescv.classical.estimators import gs_moments, quadratic_estimator
-from bayescv.classical.expectations import expected_estimates, true_variance
-from bayescv.classical.paired import paired_comparison
-from bayescv.cv import balanced_group_folds, bootstrap_cv_losses, cross_val_losses
-from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, make_loss
+from bayescv.classical import (
+    bootstrap_interval,
+    cv_intervals,
+    expected_estimates,
+    paired_comparison,
+    true_variance,
+    variance_estimates,
+)
+from bayescv.compare import load_study, run_study, summarize
+from bayescv.cv import (
+    LEARNERS,
+    LOSSES,
+    Loss,
+    balanced_group_folds,
+    bootstrap_cv_losses,
+    cross_val_losses,
+    get_loss,
+    make_learner,
+    make_loss,
+)
 from bayescv.datasets import load_dataframe, load_star
-from bayescv.intervals import combine_intervals, interval_dataset
+from bayescv.intervals import ESTIMANDS, combine_intervals, interval_dataset
 from bayescv.losses import (
     from_arrays,
     from_frame,
+    loss_differences,
     pivot,
     read_csv,
     read_netcdf,
@@ -30,38 +54,53 @@ from bayescv.losses import (
     to_netcdf,
     validate,
 )
-from bayescv.moments import block_moments, block_sums
+from bayescv.moments import block_moments
+from bayescv.nested import nested_cv
+from bayescv.shift import importance_weighted_cv
 
 __version__ = package_version()
 
 __all__ = [
+    "ESTIMANDS",
+    "LEARNERS",
     "LOSSES",
     "Loss",
     "__version__",
     "balanced_group_folds",
+    "bayes",
     "block_moments",
-    "block_sums",
     "bootstrap_cv_losses",
     "bootstrap_interval",
+    "classical",
     "combine_intervals",
+    "compare",
     "cross_val_losses",
+    "cv",
     "cv_intervals",
     "expected_estimates",
     "from_arrays",
     "from_frame",
     "get_loss",
-    "gs_moments",
+    "importance_weighted_cv",
     "interval_dataset",
     "load_dataframe",
     "load_star",
+    "load_study",
+    "loss_differences",
+    "losses",
+    "make_learner",
     "make_loss",
+    "nested",
+    "nested_cv",
     "paired_comparison",
     "pivot",
-    "quadratic_estimator",
     "read_csv",
     "read_netcdf",
     "read_table",
+    "run_study",
+    "shift",
     "stack_replicates",
+    "summarize",
     "to_csv",
     "to_frame",
     "to_netcdf",

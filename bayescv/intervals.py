@@ -161,7 +161,7 @@ def check_level(level: float) -> None:
 
 
 def interval_dataset(
-    method: Sequence[str],
+    method_name: Sequence[str],
     *,
     estimate: Any,
     lower: Any,
@@ -180,8 +180,8 @@ def interval_dataset(
 
     Parameters
     ----------
-    method : sequence of str
-        Method names; the last axis of every array.
+    method_name : sequence of str
+        Method names (the ``method_name`` coordinate); the last axis of every array.
     estimate, lower, upper, se : array-like of shape (..., n_methods)
         Point estimates, bounds and standard errors (NaN where undefined).
     level : float
@@ -218,12 +218,12 @@ def interval_dataset(
     (0.4, 'err')
     """
     check_level(level)
-    method = [str(m) for m in method]
-    if len(set(method)) != len(method):
-        raise ValueError(f"method names must be unique, got {method}")
-    targets = [target] * len(method) if isinstance(target, str) else [str(t) for t in target]
-    if len(targets) != len(method):
-        raise ValueError(f"got {len(targets)} targets for {len(method)} methods")
+    method_name = [str(m) for m in method_name]
+    if len(set(method_name)) != len(method_name):
+        raise ValueError(f"method names must be unique, got {method_name}")
+    targets = [target] * len(method_name) if isinstance(target, str) else [str(t) for t in target]
+    if len(targets) != len(method_name):
+        raise ValueError(f"got {len(targets)} targets for {len(method_name)} methods")
     unknown = sorted(set(targets) - set(ESTIMANDS))
     if unknown:
         raise ValueError(f"unknown target(s) {unknown}; known estimands are {list(ESTIMANDS)}")
@@ -232,10 +232,10 @@ def interval_dataset(
     data_vars = {}
     for name, value in values.items():
         array = np.asarray(value, dtype=float)
-        if array.ndim != len(all_dims) or array.shape[-1] != len(method):
+        if array.ndim != len(all_dims) or array.shape[-1] != len(method_name):
             raise ValueError(
                 f"{name} has shape {array.shape}; expected {len(all_dims)} dims "
-                f"{all_dims} with {len(method)} methods last"
+                f"{all_dims} with {len(method_name)} methods last"
             )
         data_vars[name] = (all_dims, array)
     shape = data_vars["estimate"][1].shape
@@ -243,7 +243,11 @@ def interval_dataset(
     data_vars["flag"] = (all_dims, np.broadcast_to(flags, shape).astype(str))
     ds = xr.Dataset(
         data_vars,
-        coords={"method_name": method, "target": ("method_name", targets), **dict(coords or {})},
+        coords={
+            "method_name": method_name,
+            "target": ("method_name", targets),
+            **dict(coords or {}),
+        },
     )
     ds.attrs = {
         "level": float(level),

@@ -183,12 +183,12 @@ def _run_moments(
     return n, sums, squares, wss
 
 
-def block_moments(table: xr.Dataset) -> xr.Dataset:
+def block_moments(losses: xr.Dataset) -> xr.Dataset:
     """Per-block sufficient statistics n, S, Q and W of a loss table.
 
     Parameters
     ----------
-    table : xarray.Dataset
+    losses : xarray.Dataset
         A loss table (see :mod:`bayescv.losses`), with or without a ``replicate`` dimension.
 
     Returns
@@ -220,8 +220,8 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
     >>> m["S"].values.tolist(), m["W"].values.tolist()
     ([4.0, 8.0], [2.0, 8.0])
     """
-    loss = np.atleast_2d(np.asarray(table["loss"].values, dtype=float))
-    block = np.atleast_2d(table["block"].values)
+    loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+    block = np.atleast_2d(losses["block"].values)
     runs = []
     for row_labels in block:
         change = np.flatnonzero(row_labels[1:] != row_labels[:-1]) + 1
@@ -269,13 +269,13 @@ def block_moments(table: xr.Dataset) -> xr.Dataset:
             "W": (dims, within, {"long_name": "within-block sum of squares, W_k"}),
         },
         coords={"block": labels},
-        attrs=dict(table.attrs),
+        attrs=dict(losses.attrs),
     )
-    source = _block_sources(table, labels)
+    source = _block_sources(losses, labels)
     if source is not None:
         out = out.assign_coords(source=("block", source))
-    if "replicate" in table.dims:
-        return out.assign_coords(replicate=table["replicate"].values)
+    if "replicate" in losses.dims:
+        return out.assign_coords(replicate=losses["replicate"].values)
     return out.isel(replicate=0, drop=True)
 
 

@@ -12,8 +12,8 @@ so evaluating all of them should cost a small multiple of reading the losses onc
    centred block statistics, every estimator and the result Dataset; against a single
    ``np.sum`` over the same losses (one pass over memory, the floor of any O(N) reduction).
    Aim: a ratio of at most 10;
-2. its parts: :func:`bayescv.block_moments` on the table, :func:`bayescv.classical.estimators.block_stats`
-   on the moments, all estimators from the :class:`~bayescv.classical.estimators.BlockStats`, and
+2. its parts: :func:`bayescv.block_moments` on the table, :func:`bayescv.classical.block_stats`
+   on the moments, all estimators from the :class:`~bayescv.classical.BlockStats`, and
    :func:`bayescv.classical.cv_intervals` with its default methods on the table;
 3. each estimator alone given the BlockStats (microseconds per call: K = 100 numbers).
 

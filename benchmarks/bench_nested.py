@@ -157,7 +157,7 @@ def bench() -> dict[str, Any]:
         full_wall, full_cpu, result = clocked(lambda: nested(N_REPEATS))
         loop_wall, loop_cpu, loop = clocked(lambda: loop_of(N_REPEATS))
         assert loop["fits"] == result.attrs["n_fits"], "different numbers of fits"
-        np.testing.assert_allclose(result["err_cv_repetition"].values, loop["plain"], rtol=1e-12)
+        np.testing.assert_allclose(result["err_cv_replicate"].values, loop["plain"], rtol=1e-12)
         np.testing.assert_allclose(result["err_cv_bias"].values, loop["extra"], rtol=1e-12)
         small_fits = int(nested(OVERHEAD_REPEATS).attrs["n_fits"])  # also the warm-up
         assert loop_of(OVERHEAD_REPEATS)["fits"] == small_fits
@@ -209,7 +209,7 @@ def bench() -> dict[str, Any]:
             "blas_threads": 1,
         },
         "n_fits": n_fits,
-        "fits_per_repetition": int(result.attrs["fits_per_repetition"]),
+        "fits_per_replicate": int(result.attrs["fits_per_replicate"]),
         "full_run": {
             "nested_cv_wall_s": full_wall,
             "nested_cv_cpu_s": full_cpu,
@@ -280,7 +280,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"{s['theta']} with c = {s['c']:.4f} (Bayes error {s['bayes_error']:.0%}); "
             f"`{s['estimator']}`, zero-one loss, K = {s['n_splits']}, {s['n_repeats']} nested "
             f"repetitions + {s['n_bias_repeats']} plain-CV repetitions = **{r['n_fits']:,} fits** "
-            f"({r['fits_per_repetition']} per nested repetition); seed {s['seed']}, "
+            f"({r['fits_per_replicate']} per nested repetition); seed {s['seed']}, "
             f"n_jobs = {s['n_jobs']}, BLAS threads = {s['blas_threads']}.",
             "",
             "## Speed",

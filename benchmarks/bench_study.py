@@ -15,7 +15,7 @@ Run by hand, from the repository root::
    script first asserts that both give the same intervals and truths. Target: at most 10%
    more time. The runner's own accounting is reported too: wall time minus the sum of the
    replicates' measured work (sampling, CV, truths, methods).
-2. **Speed-up.** A study dominated by model fits (Bates et al.'s logistic setting with a
+2. **Speed-up.** A study dominated by model fits (the logistic setting of Bates et al. 2024, with a
    10-replicate bootstrap: 111 fits per replicate) with ``n_jobs=1`` and ``n_jobs=2``,
    interleaved; results are asserted identical. Target: at least 1.7. On a machine shared
    with other work two workers may not get two cores: a calibration (eight identical
@@ -90,7 +90,7 @@ def plain_loop(scenario, n: int, seed: int) -> dict[str, np.ndarray]:
                 coords={"block": np.arange(len(folds))},
                 attrs={"scheme": "random"},
             )
-            ci = cv_intervals(moments, list(INTERVAL_METHODS), level=0.9)
+            ci = cv_intervals(moments, list(INTERVAL_METHODS), level=0.95)  # run_study's default
             rng = np.random.default_rng(truth_seed)
             pop = draw.population
             full = clone(model0).fit(draw.X, draw.y)

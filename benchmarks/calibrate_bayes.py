@@ -86,7 +86,7 @@ MODULES = {"scikit-learn": "sklearn"}
 def bootstrap_t(context: Any, names: Sequence[str], *, n_bootstrap: int = 50) -> xr.Dataset:
     """The ``bootstrap`` interval with Student's t quantile (B − 1 d.f.), same shared table."""
     ds = registry.bootstrap(context, ["bootstrap"], n_bootstrap=n_bootstrap, kind="t")
-    return ds.assign_coords(method=list(names))
+    return ds.assign_coords(method_name=list(names))
 
 
 def bootstrap_ties(

@@ -141,6 +141,7 @@ DOCUMENTED_MODULES = (
     "bayescv.cv.loss_functions",
     "bayescv.moments",
     "bayescv.classical.estimators",
+    "bayescv.classical.quadratic",
     "bayescv.classical.expectations",
     "bayescv.classical",
     "bayescv.classical.paired",

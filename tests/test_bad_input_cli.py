@@ -73,15 +73,15 @@ def locked(folder, monkeypatch):
 # (arguments after the data file, words of the message): today's checks and the new ones.
 NESTED = [
     (["--target", "nope"], "target column 'nope' is not in"),
-    (["--target", "y", "--source", "nope"], "source column 'nope' is not in"),
-    (["--target", "y", "--source", "y"], "target and the source must be different"),
+    (["--target", "y", "--source-col", "nope"], "source column 'nope' is not in"),
+    (["--target", "y", "--source-col", "y"], "target and the source must be different"),
     (["--target", "y", "--n-splits", "1"], "n_splits must be an integer >= 3, got 1"),
-    (["--target", "y", "--repeats", "0"], "n_repeats must be an integer >= 1, got 0"),
-    (["--target", "y", "--bias-repeats", "-1"], "n_bias_repeats must be an integer >= 0"),
+    (["--target", "y", "--n-repeats", "0"], "n_repeats must be an integer >= 1, got 0"),
+    (["--target", "y", "--n-bias-repeats", "-1"], "n_bias_repeats must be an integer >= 0"),
     (["--target", "y", "--level", "1.5"], "level must be a number in (0, 1), got 1.5"),
     (["--target", "y", "--random-state", "-1"], "random_state must be in [0, 2**63), got -1"),
     (["--target", "y", "--task", "classification"], "non-integer values, not class labels"),
-    (["--target", "y", "--model", "logistic"], "non-integer values"),
+    (["--target", "y", "--learner", "logistic"], "non-integer values"),
     (["--target", "y", "--n-splits", "25"], "at least 2 * n_splits = 50 points"),
     (["--target", "y", "--n-jobs", "0"], "--n-jobs must be a non-zero integer"),
     (["--target", "y", "--out", "dir"], "--out dir: is a directory, not a file"),
@@ -92,7 +92,7 @@ NESTED = [
 @pytest.mark.parametrize(("extra", "words"), NESTED)
 def test_nested_bad_options(folder, capsys, monkeypatch, extra, words):
     monkeypatch.chdir(folder)
-    argv = ["nested", "data.csv", "--repeats", "1", "--n-splits", "3", *extra, "--no-progress"]
+    argv = ["nested", "data.csv", "--n-repeats", "1", "--n-splits", "3", *extra, "--no-progress"]
     assert words in fail(capsys, argv, "nested")
 
 
@@ -122,7 +122,7 @@ def test_nested_checks_out_before_fitting(folder, locked, capsys, monkeypatch):
 
 def test_nested_makes_the_out_directory(folder, capsys):
     out = folder / "new" / "sub" / "result.nc"
-    argv = ["nested", str(folder / "data.csv"), "--target", "y", "--n-splits", "3", "--repeats",
+    argv = ["nested", str(folder / "data.csv"), "--target", "y", "--n-splits", "3", "--n-repeats",
             "1", "--out", str(out), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     assert out.is_file()

@@ -191,7 +191,7 @@ CLI_CASES = [
     ),
     ("no value", ["--option", "closed_form.kind="], "--option closed_form.kind has no value"),
     ("shape", ["--option", "nested_cv=3"], "--option must look like METHOD.KEY=VALUE"),
-    ("replicates", ["--replicates", "0"], "--replicates must be positive"),
+    ("replicates", ["--n-replicates", "0"], "--n-replicates must be positive"),
     ("unknown method", ["--methods", "naive_points,nope"], "unknown method 'nope'"),
     ("scenario", ["--scenario", "nope"], "unknown scenario 'nope'"),
 ]
@@ -201,7 +201,7 @@ CLI_CASES = [
     ("argv", "words"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES]
 )
 def test_cli_refuses_bad_input_with_exit_2_and_one_line(argv, words, capsys):
-    code = main(["study", "--replicates", "1", "--no-progress", *argv])
+    code = main(["study", "--n-replicates", "1", "--no-progress", *argv])
     captured = capsys.readouterr()
     assert code == 2
     assert captured.out == ""
@@ -225,7 +225,7 @@ def test_cli_keeps_bare_words_and_parses_json_values():
 
 def test_cli_store_faults_exit_2_with_one_line(tmp_path, capsys):
     store = tmp_path / "s.nc"
-    argv = ["study", "--methods", "naive_points", "--replicates", "1", "--no-progress",
+    argv = ["study", "--methods", "naive_points", "--n-replicates", "1", "--no-progress",
             "--out", str(store)]  # fmt: skip
     with StudyStore(store).locked():
         assert main(argv) == 2

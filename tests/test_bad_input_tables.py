@@ -24,11 +24,11 @@ from sklearn.preprocessing import StandardScaler
 
 from bayescv import shift
 from bayescv.classical import cv_intervals, variance_estimates
-from bayescv.losses import loss_differences
 from bayescv.cv import bootstrap_cv_losses, cross_val_losses
 from bayescv.losses import (
     from_arrays,
     from_frame,
+    loss_differences,
     read_csv,
     read_table,
     stack_replicates,

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from bayescv.bayes import paired_comparison
-from bayescv.losses import loss_differences
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.cli import main
-from bayescv.losses import from_arrays, to_frame
+from bayescv.losses import to_frame
 
 pytest.importorskip("pymc")
 
@@ -101,18 +100,7 @@ def test_cli_missing_file(tmp_path, capsys):
     assert "none.csv: no such file" in capsys.readouterr().err
 
 
-def test_paired_differences_require_the_same_points():
-    a = from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], scheme="source")
-    b = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 0, 1, 1], scheme="source")
-    d = loss_differences(a, b)
-    np.testing.assert_allclose(d["loss"].values, [0.1, 0.0, 0.2, 0.0])
-    assert d.attrs["loss_name"] == "difference of unknown (A - B)"  # from_arrays names it "unknown"
-    other = from_arrays([0.0, 0.2, 0.1, 0.4], [0, 1, 0, 1], scheme="source")
-    with pytest.raises(ValueError, match="differ in 'block'"):
-        loss_differences(a, other)
-
-
-def test_compare_learners_probabilities():
+def test_paired_comparison_probabilities():
     # Learner B is worse by 0.3 on average on every source (A better); rope 0.05.
     rng = np.random.default_rng(0)
     sizes = [40, 30, 50, 35, 45]

@@ -122,7 +122,7 @@ def _pair(scheme):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_compare_learners_with_the_default_sampler(scheme):
+def test_paired_comparison_with_the_default_sampler(scheme):
     a, b = _pair(scheme)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplingWarning)

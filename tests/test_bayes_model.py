@@ -206,12 +206,14 @@ def test_bootstrap_term_is_density_of_centred_replicates(source_model):
 
 
 def test_collapse_refuses_misused_replicates():
-    boot = stack_replicates([_table([5, 5, 5, 5], seed=s) for s in (1, 2)], kind="bootstrap")
+    boot = stack_replicates(
+        [_table([5, 5, 5, 5], seed=s) for s in (1, 2)], replicate_kind="bootstrap"
+    )
     with pytest.raises(ValueError, match="cannot inform the error means"):
         collapse(boot)
     with pytest.raises(ValueError, match="differ from the observed"):
         collapse(_table([5, 5, 5]), boot)
-    one_boot = stack_replicates([_table([5, 5, 5, 5])], kind="bootstrap")
+    one_boot = stack_replicates([_table([5, 5, 5, 5])], replicate_kind="bootstrap")
     with pytest.raises(ValueError, match="at least two bootstrap"):
         collapse(_table([5, 5, 5, 5]), one_boot)
     independent = from_arrays(
@@ -297,7 +299,7 @@ def test_numpy_prior_matches_the_pymc_prior(source_model):
 def test_numpy_parameters_match_the_graph(source_model, random_model, scheme):
     # Every sampler's draws are mapped to parameters with numpy (natural_params); it must
     # reproduce the model's own deterministics, μ₀'s exact conditional draw included.
-    from bayescv.bayes.model import natural_params
+    from bayescv.bayes._coordinates import natural_params
 
     model, _ = source_model if scheme == "source" else random_model
     model.set_data(model_data(collapse(_table([5, 3, 4, 6], seed=2, scheme=scheme))))

@@ -40,10 +40,10 @@ def test_json_classification_with_source(csv, capsys):
     path, _ = csv
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "label", "--source", "school", "--n-splits", "3",
-         "--repeats", "2", "--random-state", "4"],
+        ["nested", str(path), "--target", "label", "--source-col", "school", "--n-splits", "3",
+         "--n-repeats", "2", "--random-state", "4"],
     )  # fmt: skip
-    assert out["model"] == "logistic"  # auto: a two-valued target is a classification
+    assert out["learner"] == "logistic"  # auto: a two-valued target is a classification
     assert out["task"] == "classification"
     assert out["loss"] == "zero_one"
     assert out["target"] == "ose"  # grouped: new sources
@@ -60,8 +60,8 @@ def test_json_classification_with_source(csv, capsys):
 def test_table_regression_and_netcdf(csv, capsys, tmp_path):
     path, _ = csv
     nc = tmp_path / "out" / "nested.nc"
-    argv = ["nested", str(path), "--target", "score", "--model", "linear", "--n-splits", "4",
-            "--repeats", "3", "--bias-correction", "paper", "--out", str(nc), "--no-progress"]  # fmt: skip
+    argv = ["nested", str(path), "--target", "score", "--learner", "linear", "--n-splits", "4",
+            "--n-repeats", "3", "--bias-correction", "paper", "--out", str(nc), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "95% interval for err_xy" in out
@@ -77,8 +77,8 @@ def test_options_reach_nested_cv(csv, capsys):
     path, _ = csv
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "score", "--model", "ridge", "--n-splits", "4",
-         "--repeats", "2", "--bias-repeats", "0", "--bias-correction", "none", "--no-clip",
+        ["nested", str(path), "--target", "score", "--learner", "ridge", "--n-splits", "4",
+         "--n-repeats", "2", "--n-bias-repeats", "0", "--bias-correction", "none", "--no-clip",
          "--level", "0.8", "--loss", "absolute", "--n-jobs", "1"],
     )  # fmt: skip
     assert out["level"] == 0.8
@@ -94,19 +94,19 @@ def test_options_reach_nested_cv(csv, capsys):
     ("extra", "match"),
     [
         (["--target", "nope"], "target column 'nope' is not in"),
-        (["--target", "label", "--source", "site"], "source column 'site' is not in"),
-        (["--target", "score", "--model", "logistic"], "non-integer values"),
+        (["--target", "label", "--source-col", "site"], "source column 'site' is not in"),
+        (["--target", "score", "--learner", "logistic"], "non-integer values"),
         (
-            ["--target", "label", "--model", "linear", "--task", "classification"],
+            ["--target", "label", "--learner", "linear", "--task", "classification"],
             "for regression only",
         ),
         (["--target", "label", "--n-splits", "30"], "at least 2 \\* n_splits = 60 points"),
-        (["--target", "label", "--source", "school", "--n-splits", "7"], "two sources"),
+        (["--target", "label", "--source-col", "school", "--n-splits", "7"], "two sources"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(csv, capsys, extra, match):
     path, _ = csv
-    err = fail(capsys, ["nested", str(path), *extra, "--repeats", "1"])
+    err = fail(capsys, ["nested", str(path), *extra, "--n-repeats", "1"])
     assert re.search(match, err), err
 
 
@@ -132,13 +132,13 @@ def test_string_target_is_a_classification(csv, capsys):
     frame.to_csv(path, index=False)
     out = run_json(
         capsys,
-        ["nested", str(path), "--target", "label", "--source", "school", "--n-splits", "3",
-         "--repeats", "1", "--model", "ridge"],
+        ["nested", str(path), "--target", "label", "--source-col", "school", "--n-splits", "3",
+         "--n-repeats", "1", "--learner", "ridge"],
     )  # fmt: skip
     assert out["task"] == "classification"
     assert "RidgeClassifier" in out["estimator"]
     with pytest.raises(SystemExit) as exc:
-        main(["nested", str(path), "--target", "label", "--model", "svm"])
+        main(["nested", str(path), "--target", "label", "--learner", "svm"])
     assert exc.value.code == 2  # argparse: invalid choice
 
 
@@ -147,7 +147,7 @@ def test_help_lists_the_options(capsys):
         main(["nested", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for option in ("--target", "--source", "--model", "--n-splits", "--repeats", "--level",
+    for option in ("--target", "--source-col", "--learner", "--n-splits", "--n-repeats", "--level",
                    "--loss", "--random-state", "--n-jobs", "--bias-correction", "--format",
                    "--no-progress"):  # fmt: skip
         assert option in out

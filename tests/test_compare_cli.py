@@ -9,7 +9,7 @@ from bayescv.intervals import interval_dataset
 def test_study_runs_writes_and_summarises(tmp_path, capsys):
     out = tmp_path / "study.nc"
     code = main([
-        "study", "--scenario", "multi-source-linear", "--replicates", "3",
+        "study", "--scenario", "multi-source-linear", "--n-replicates", "3",
         "--methods", "naive_points,theta_A,theta_B", "--random-state", "1", "--out", str(out),
         "--no-progress", "--design", "sources_redrawn",
     ])  # fmt: skip
@@ -31,7 +31,7 @@ def test_study_runs_writes_and_summarises(tmp_path, capsys):
 
 def test_study_method_options_and_learner(capsys):
     code = main([
-        "study", "--scenario", "bates-logistic", "--replicates", "2", "--learner", "tree",
+        "study", "--scenario", "bates-logistic", "--n-replicates", "2", "--learner", "decision-tree",
         "--methods", "bootstrap", "--option", "bootstrap.n_bootstrap=2", "--no-progress",
     ])  # fmt: skip
     assert code == 0
@@ -46,14 +46,15 @@ def test_study_method_options_and_learner(capsys):
     [
         (["--scenario", "nope"], "unknown scenario 'nope'"),
         (["--methods", "naive_points,nope"], "unknown method 'nope'"),
-        (["--learner", "ols"], "learner 'ols' does not do classification"),
+        (["--learner", "linear"], "learner 'linear' is for regression only"),
+        (["--learner", "ols"], "unknown learner 'ols'"),
         (["--design", "sources_redrawn"], "is i.i.d."),
         (["--option", "nested_cv=3"], "METHOD.KEY=VALUE"),
         (["--summary", "missing.nc"], "missing.nc: no such file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
-    assert main(["study", *argv, "--replicates", "1", "--no-progress"]) == 2
+    assert main(["study", *argv, "--n-replicates", "1", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert message in err
@@ -66,6 +67,8 @@ def test_list(capsys):
     assert "bates-logistic" in text
     assert "theta_B" in text
     assert "losses" in text
+    # the learners are the one catalogue of bayescv.cv
+    assert "learners: logistic, unpenalized-logistic, ridge, linear, decision-tree" in text
 
 
 def test_summary_of_a_file_that_is_not_a_study(tmp_path, capsys):
@@ -79,7 +82,7 @@ def test_every_method_run_failing_exits_1_with_one_line(tmp_path, capsys):
     # a valid option name with a value every run refuses: the study runs, records each
     # failure in 'flag', and the command says so instead of printing a table of NaNs
     out = tmp_path / "s.nc"
-    code = main(["study", "--methods", "naive_points,theta_A", "--replicates", "2",
+    code = main(["study", "--methods", "naive_points,theta_A", "--n-replicates", "2",
                  "--option", "closed_form.kind=nope", "--out", str(out),
                  "--no-progress"])  # fmt: skip
     assert code == 1
@@ -103,7 +106,7 @@ def _failing(context, names):
 def test_some_method_runs_failing_still_exit_0(capsys):
     register_method(Method("failing", _failing, "err"))
     try:
-        code = main(["study", "--methods", "naive_points,failing", "--replicates", "4",
+        code = main(["study", "--methods", "naive_points,failing", "--n-replicates", "4",
                      "--random-state", "0", "--no-progress"])  # fmt: skip
     finally:
         unregister_method("failing")

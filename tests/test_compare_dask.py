@@ -111,7 +111,7 @@ def test_dask_without_a_client_explains():
 def test_cli_dask_cluster_binds_no_fixed_port(port_8787, capsys):
     from bayescv.cli import main
 
-    code = main(["study", "--backend", "dask", "--n-jobs", "1", "--replicates", "2",
+    code = main(["study", "--backend", "dask", "--n-jobs", "1", "--n-replicates", "2",
                  "--methods", "naive_points", "--no-progress"])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err

@@ -132,6 +132,66 @@ def test_store_refuses_other_settings(tmp_path):
                   random_state=2, store=store)  # fmt: skip
 
 
+def _old_layout_study(path):
+    """A tiny study as bayescv wrote it before 1.0: dim ``method``, no ``store_format``."""
+    settings = {"scenario": "bates-logistic", "level": 0.9, "seed": 2, "methods": METHODS}
+    ds = xr.Dataset(
+        {"estimate": (("replicate", "method"), np.full((2, 2), 0.3))},
+        coords={"replicate": [0, 1], "method": METHODS},
+        attrs={"settings": json.dumps(settings)},
+    )
+    ds.to_netcdf(path, engine="h5netcdf")
+    return settings
+
+
+OLD = r"^\S+ holds a study written before bayescv 1\.0 \(dimension 'method', now 'method_name'"
+
+
+def test_a_store_written_before_1_0_is_refused_in_one_line(tmp_path):
+    store = tmp_path / "old.nc"
+    _old_layout_study(store)
+    with pytest.raises(ValueError, match=OLD) as loading:
+        load_study(store)
+    assert "\n" not in str(loading.value)
+    assert "run the study again" in str(loading.value)
+    with pytest.raises(ValueError, match=OLD):  # not "other settings (level, scenario_hash...)"
+        run_study(TINY, methods=METHODS, n_replicates=3, random_state=2, store=store)
+    # an unfinished old store: its manifest has no store_format
+    unfinished = tmp_path / "unfinished.nc"
+    parts = tmp_path / "unfinished.nc.parts"
+    parts.mkdir()
+    (parts / "manifest.json").write_text(json.dumps(_old_layout_study(tmp_path / "x.nc")))
+    with pytest.raises(ValueError, match=r"manifest\.json holds a study written before"):
+        run_study(TINY, methods=METHODS, n_replicates=3, random_state=2, store=unfinished)
+
+
+def test_a_store_of_another_format_is_refused(tmp_path):
+    store = tmp_path / "s.nc"
+    study = run_study(TINY, methods=METHODS, n_replicates=2, random_state=2)
+    assert json.loads(study.attrs["settings"])["store_format"] == 1
+    settings = {**json.loads(study.attrs["settings"]), "store_format": 99}
+    study.assign_attrs(settings=json.dumps(settings)).to_netcdf(store, engine="h5netcdf")
+    with pytest.raises(ValueError, match="store format 99, this bayescv reads format 1"):
+        load_study(store)
+
+
+def test_the_settings_hash_ignores_where_the_scenario_class_lives(monkeypatch):
+    import types
+
+    import joblib
+
+    from bayescv.compare._scenario_base import scenario_hash
+
+    # same name and state, another module: a pickle's hash differs, the settings' does not
+    elsewhere = types.ModuleType("elsewhere")
+    elsewhere.BatesLogistic = type("BatesLogistic", (BatesLogistic,), {"__module__": "elsewhere"})
+    monkeypatch.setitem(sys.modules, "elsewhere", elsewhere)
+    moved = elsewhere.BatesLogistic(n=40, p=3, n_splits=4)
+    assert joblib.hash(moved) != joblib.hash(TINY)
+    assert scenario_hash(moved) == scenario_hash(TINY)
+    assert scenario_hash(BatesLogistic(n=41, p=3, n_splits=4)) != scenario_hash(TINY)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("zarr") is None, reason="zarr not installed")
 def test_zarr_store(tmp_path):
     store = tmp_path / "s.zarr"

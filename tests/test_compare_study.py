@@ -67,7 +67,7 @@ def test_closed_form_rows_equal_cv_intervals_on_the_same_data(scenario):
     table = cross_val_losses(
         scenario.default_learner(), draw.X, draw.y, groups=draw.groups, cv=folds
     )
-    ci = cv_intervals(table, list(INTERVAL_METHODS), level=0.9)
+    ci = cv_intervals(table, list(INTERVAL_METHODS), level=study.attrs["level"])
     row = study.isel(replicate=1)
     for var in ("estimate", "lower", "upper", "se", "theta"):
         ours = row["theta_hat" if var == "theta" else var].values

@@ -67,9 +67,9 @@ for name, argv in json.loads(sys.argv[2]).items():
 print(json.dumps(results))
 """
 
-STUDY_DASK = ["study", "--methods", "naive_points", "--replicates", "2", "--backend", "dask",
+STUDY_DASK = ["study", "--methods", "naive_points", "--n-replicates", "2", "--backend", "dask",
               "--no-progress"]  # fmt: skip
-NESTED = ["nested", "data.csv", "--target", "y", "--n-splits", "3", "--repeats", "1", "--format",
+NESTED = ["nested", "data.csv", "--target", "y", "--n-splits", "3", "--n-repeats", "1", "--format",
           "json", "--no-progress"]  # fmt: skip
 #: name: (arguments, the extras its one-line error names; None: the command works as usual).
 CASES = {
@@ -77,7 +77,7 @@ CASES = {
     "demo-no-bayes": (["demo", "--no-bayes", "--no-progress"], ["data"]),
     "bayes": (["bayes", "losses.csv", "--no-progress"], ["bayes"]),
     "study-bayes_hier": (
-        ["study", "--methods", "bayes_hier", "--replicates", "2", "--no-progress"],
+        ["study", "--methods", "bayes_hier", "--n-replicates", "2", "--no-progress"],
         ["bayes"],
     ),
     "study-dask": (STUDY_DASK, ["dask"]),

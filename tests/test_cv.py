@@ -294,11 +294,11 @@ class _RecordingRegressor(RegressorMixin, BaseEstimator):
         return np.full(len(X), self.mean_)
 
 
-def test_estimator_is_cloned_per_fit_and_fit_params_pass(regression):
+def test_estimator_is_cloned_per_fit_and_params_reach_fit(regression):
     X, y, _ = regression
     _FIT_LOG.clear()
     est = _RecordingRegressor()
-    cross_val_losses(est, X, y, cv=5, fit_params={"sample_weight": np.ones(len(y))}, n_jobs=1)
+    cross_val_losses(est, X, y, cv=5, params={"sample_weight": np.ones(len(y))}, n_jobs=1)
     assert len(_FIT_LOG) == 5
     assert not any(fitted for fitted, _, _ in _FIT_LOG)
     # sample_weight is indexed like the training rows: 90 points, 5 folds of 18

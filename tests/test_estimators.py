@@ -16,6 +16,7 @@ built entry by entry, independently of the package, from the published formulas:
 from __future__ import annotations
 
 import itertools
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -25,8 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bayescv.classical.estimators as est
-from bayescv.classical.estimators import ESTIMATORS, BlockStats, block_stats, gs_moments
+from bayescv.classical.estimators import ESTIMATORS, BlockStats, block_stats
 from bayescv.classical.expectations import coefficients
+from bayescv.classical.quadratic import gs_moments, quadratic_estimator
 from bayescv.losses import from_arrays
 from bayescv.moments import block_moments
 
@@ -272,7 +274,7 @@ def test_quadratic_estimator_against_proposition1(K, M):
     for _ in range(5):
         a1, a2, a3 = rng.normal(size=3)
         alphas = (a1, a2, a3, a1 + a2 + a3 + 1)  # Proposition 1: α1 + α2 + α3 − α4 = −1
-        got = est.quadratic_estimator(*alphas)(table)
+        got = quadratic_estimator(*alphas)(table)
         W = moment_matrix([M] * K, *proposition1_weights(alphas, K, M))
         np.testing.assert_allclose(got, quad(W, e), rtol=1e-10, atol=1e-12)
         assert got.attrs["bias"].startswith(f"{a1:g} sigma^2")
@@ -293,17 +295,17 @@ def test_table2_estimators_are_members_of_proposition1(K, M):
     table = from_arrays(*losses_for([M] * K, rng))
     for name, alphas in members.items():
         np.testing.assert_allclose(
-            est.quadratic_estimator(*alphas)(table), getattr(est, name)(table), rtol=1e-12
+            quadratic_estimator(*alphas)(table), getattr(est, name)(table), rtol=1e-12
         )
 
 
 def test_quadratic_estimator_constraint_and_finiteness():
     with pytest.raises(ValueError, match="alpha1 \\+ alpha2 \\+ alpha3 - alpha4 = -1"):
-        est.quadratic_estimator(0, 1, -2, 0.5)
+        quadratic_estimator(0, 1, -2, 0.5)
     with pytest.raises(ValueError, match="finite"):
-        est.quadratic_estimator(np.nan, 0, 0, 1)
+        quadratic_estimator(np.nan, 0, 0, 1)
     # α₄ multiplies μ² (the seeds README corrects Proposition 1's "α₄μ")
-    assert est.quadratic_estimator(0, 1, -2, 0).__doc__.endswith("0 mu^2.")
+    assert quadratic_estimator(0, 1, -2, 0).__doc__.endswith("0 mu^2.")
 
 
 # ------------------------------------------------------------------- 3. identities
@@ -584,7 +586,7 @@ def test_large_mean_against_hand_centred_reference_unequal():
         *(getattr(est, name) for name in EQUAL_ONLY),
         est.theta_omega_block,
         est.theta_gamma_pair,
-        est.quadratic_estimator(0, 1, -2, 0),
+        quadratic_estimator(0, 1, -2, 0),
     ],
 )
 def test_unequal_sizes_raise(func):
@@ -626,3 +628,50 @@ def test_attrs_state_bias_and_assumption():
     assert "gamma = 0" in out.attrs["assumption"]
     assert est.theta_5(table).attrs["bias"] == "omega - 2 gamma"  # Geras & Sutton (2013, §5)
     assert "Needs equal block sizes" in est.theta_3.__doc__
+
+
+# --------------------------------------------------------------------- 7. pickling
+# joblib and Dask send functions to their workers by pickling them.
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_every_registered_estimator_pickles(name):
+    table = from_arrays(*losses_for([4] * 3, np.random.default_rng(7)))
+    spec = ESTIMATORS[name]
+    clone = pickle.loads(pickle.dumps(spec))
+    xr.testing.assert_identical(clone(table), spec(table))
+    assert (clone.bias, clone.assumption, clone.equal_sizes) == (
+        spec.bias,
+        spec.assumption,
+        spec.equal_sizes,
+    )
+    # the registry entry, called on a table, gives what the public functions give
+    np.testing.assert_allclose(spec(table), public_value(name, table), rtol=1e-12)
+    if hasattr(est, name):  # the public function pickles by reference
+        func = getattr(est, name)
+        assert pickle.loads(pickle.dumps(func)) is func
+        xr.testing.assert_identical(func(table), spec(table))
+
+
+@pytest.mark.parametrize(
+    "func",
+    [
+        est.naive_se_points,
+        est.naive_se_folds,
+        est.sigma2_within,
+        est.sigma2_all_pairs,
+        est.theta_omega_block,
+        est.theta_gamma_pair,
+        gs_moments,
+        quadratic_estimator(0.5, 1, -2, 0.5),
+    ],
+)
+def test_other_public_functions_pickle(func):
+    table = from_arrays(*losses_for([4] * 3, np.random.default_rng(8)))
+    clone = pickle.loads(pickle.dumps(func))
+    xr.testing.assert_identical(clone(table), func(table))
+    assert clone.__doc__ == func.__doc__
+
+
+def test_quadratic_estimator_repr_and_bias():
+    q = quadratic_estimator(0, 1, -2, 0)
+    assert repr(q) == "quadratic_estimator(0, 1, -2, 0)"
+    assert q.bias == "0 sigma^2 + 1 omega + -2 gamma + 0 mu^2"

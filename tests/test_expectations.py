@@ -27,6 +27,7 @@ from test_estimators import (
 import bayescv.classical.estimators as est
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.classical.expectations import coefficients, expected_estimates, true_variance
+from bayescv.classical.quadratic import quadratic_estimator
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -294,7 +295,7 @@ def test_proposition1_bias_by_exact_expectation(K, M):
     for _ in range(3):
         a1, a2, a3 = rng.normal(size=3)
         a4 = a1 + a2 + a3 + 1  # Proposition 1: α1 + α2 + α3 − α4 = −1
-        estimator = est.quadratic_estimator(a1, a2, a3, a4)
+        estimator = quadratic_estimator(a1, a2, a3, a4)
         W = probed_matrix(estimator, n)  # the package's own W
         np.testing.assert_allclose(
             W, moment_matrix(n, *proposition1_weights((a1, a2, a3, a4), K, M)), atol=1e-12
@@ -311,7 +312,7 @@ def test_proposition1_bias_by_exact_expectation(K, M):
 
 def test_proposition1_refuses_inadmissible_alphas():
     with pytest.raises(ValueError, match="Proposition 1"):
-        est.quadratic_estimator(0.1, 0.2, 0.3, 0.4)  # 0.1 + 0.2 + 0.3 − 0.4 = 0.2 ≠ −1
+        quadratic_estimator(0.1, 0.2, 0.3, 0.4)  # 0.1 + 0.2 + 0.3 − 0.4 = 0.2 ≠ −1
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,13 @@ import xarray as xr
 
 from bayescv.losses import (
     REPLICATE_KINDS,
-    block_sizes,
     from_arrays,
     from_frame,
     pivot,
     stack_replicates,
     validate,
 )
+from bayescv.moments import block_moments
 
 # ---------------------------------------------------------------- building from arrays
 
@@ -351,20 +351,20 @@ def test_stack_already_replicated():
         stack_replicates([ab, ab], replicate_kind="repeat")
 
 
-# ---------------------------------------------------------------- block_sizes
+# ---------------------------------------------------------------- block sizes (block_moments)
 
 
-def test_block_sizes_1d():
-    sizes = block_sizes(from_arrays(np.zeros(7), [2, 0, 0, 2, 1, 1, 2]))
+def test_block_sizes_from_moments_1d():
+    sizes = block_moments(from_arrays(np.zeros(7), [2, 0, 0, 2, 1, 1, 2]))["n"]
     assert sizes.dims == ("block",)
     # counted by hand: block 0 twice, block 1 twice, block 2 three times
     np.testing.assert_array_equal(sizes["block"].values, [0, 1, 2])
     np.testing.assert_array_equal(sizes.values, [2, 2, 3])
 
 
-def test_block_sizes_2d_with_absent_block():
+def test_block_sizes_from_moments_2d_with_absent_block():
     block = [[0, 0, 1, 1, 1, 1], [1, 1, 2, 2, 2, 2]]
-    sizes = block_sizes(from_arrays(np.zeros((2, 6)), block, replicate_kind="bootstrap"))
+    sizes = block_moments(from_arrays(np.zeros((2, 6)), block, replicate_kind="bootstrap"))["n"]
     assert sizes.dims == ("replicate", "block")
     # union of labels {0, 1, 2}; 0 where a block is absent from a replicate
     np.testing.assert_array_equal(sizes.values, [[2, 4, 0], [0, 2, 4]])

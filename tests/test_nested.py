@@ -156,7 +156,7 @@ def test_one_fit_per_distinct_training_set():
     res = nested_cv(Recorder(), X, y, n_splits=k, n_repeats=2, n_bias_repeats=1, random_state=3)
     per_rep = k + k * (k - 1) // 2  # 15
     fits = [entry[1] for entry in FIT_LOG if entry[0] == "fit"]
-    assert res.attrs["fits_per_repetition"] == per_rep
+    assert res.attrs["fits_per_replicate"] == per_rep
     assert res.attrs["n_fits"] == len(fits) == 2 * per_rep + k  # + one plain 5-fold CV
     sizes = res["fold_size"].values
     for r in range(2):  # sequential run: each repetition's fits are contiguous in the log
@@ -174,7 +174,7 @@ def test_fit_count_at_ten_folds_is_55_per_repetition():
     X, y = with_ids(40)
     res = nested_cv(Recorder(), X, y, n_repeats=3, n_bias_repeats=0, random_state=0)
     # K + K(K-1)/2 = 10 + 45 distinct training sets per repetition, not K + K(K-1) = 100
-    assert res.attrs["fits_per_repetition"] == 55
+    assert res.attrs["fits_per_replicate"] == 55
     assert res.attrs["n_fits"] == 3 * 55 == sum(e[0] == "fit" for e in FIT_LOG)
 
 
@@ -344,12 +344,12 @@ def test_err_cv_pools_outer_folds_and_extra_repetitions():
     X, y = linear_data(30, seed=1)
     res = nested_cv(OLS(), X, y, n_splits=5, n_repeats=5, random_state=0)
     assert res.sizes["bias_replicate"] == 1  # ceil(5 / 5), the authors' default
-    pooled = np.concatenate([res["err_cv_repetition"].values, res["err_cv_bias"].values])
+    pooled = np.concatenate([res["err_cv_replicate"].values, res["err_cv_bias"].values])
     assert float(res["err_cv"]) == pytest.approx(pooled.mean())
     # each repetition's outer folds are one K-fold CV: its error is the size-weighted mean
     sizes = res["fold_size"].values
     np.testing.assert_allclose(
-        res["err_cv_repetition"].values, (res["err_outer"] * sizes).sum("fold") / sizes.sum(1)
+        res["err_cv_replicate"].values, (res["err_outer"] * sizes).sum("fold") / sizes.sum(1)
     )
 
 

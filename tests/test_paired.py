@@ -16,8 +16,7 @@ from sklearn.linear_model import Ridge
 
 import bayescv
 from bayescv.classical.paired import ALTERNATIVES, paired_comparison
-from bayescv.losses import loss_differences
-from bayescv.losses import from_arrays
+from bayescv.losses import from_arrays, loss_differences
 
 
 @pytest.fixture(scope="module")

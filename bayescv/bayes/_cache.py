@@ -23,7 +23,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from bayescv import __version__
+from bayescv._provenance import package_version
 
 __all__ = ["cache_dir", "cache_enabled", "clear_cache", "numba_jit", "use_disk_cache"]
 
@@ -100,7 +100,7 @@ def use_disk_cache() -> bool:
 def _numba_dir() -> Path:
     import numba
 
-    return cache_dir() / f"numba-{numba.__version__}-bayescv-{__version__}"
+    return cache_dir() / f"numba-{numba.__version__}-bayescv-{package_version()}"
 
 
 def clear_cache() -> int:

@@ -307,6 +307,7 @@ def logp_and_grad(x, source, vec, scal, scatter):
         at = 2
     nu_at, g_at, rho_at = at, at + per, at + 2 * per
     nu = np.empty(k)
+    log_nu = np.empty(k)
     s = np.empty(k)
     log_prior_nu = alpha * math.log(beta) - math.lgamma(alpha)
     log_prior_s = (
@@ -318,9 +319,9 @@ def logp_and_grad(x, source, vec, scal, scatter):
     )
     for j in range(per):
         # ν = exp(loc + scale z), ν ~ InverseGamma(α, β); Jacobian ν · scale.
-        log_nu = vec[7, j] + vec[8, j] * x[nu_at + j]
-        nu_j = math.exp(log_nu)
-        logp += log_prior_nu - alpha * log_nu - beta / nu_j + math.log(vec[8, j])
+        log_nu_j = vec[7, j] + vec[8, j] * x[nu_at + j]
+        nu_j = math.exp(log_nu_j)
+        logp += log_prior_nu - alpha * log_nu_j - beta / nu_j + math.log(vec[8, j])
         grad[nu_at + j] = vec[8, j] * (beta / nu_j - alpha)
         # s = exp(gamma_loc + z), s ~ HalfStudentT(df, scale); Jacobian s.
         log_s = g_loc + x[g_at + j]
@@ -330,9 +331,11 @@ def logp_and_grad(x, source, vec, scal, scatter):
         grad[g_at + j] = 1.0 - (g_df + 1.0) * ratio / (1.0 + ratio)
         if source:
             nu[j] = nu_j
+            log_nu[j] = log_nu_j
             s[j] = s_j
         else:
             nu[:] = nu_j
+            log_nu[:] = log_nu_j
             s[:] = s_j
     # ρ = lower + (1 − lower) b, b ~ Beta(a, a) sampled on the log-odds scale.
     y = x[rho_at]
@@ -349,9 +352,7 @@ def logp_and_grad(x, source, vec, scal, scatter):
     bar_nu = np.zeros(k)
     bar_s = np.zeros(k)
     for i in range(k):
-        j = i if source else 0
-        log_nu = vec[7, j] + vec[8, j] * x[nu_at + j]
-        logp += -0.5 * dof[i] * (_LOG_2PI + log_nu) - w_ss[i] / (2.0 * nu[i]) + w_const[i]
+        logp += -0.5 * dof[i] * (_LOG_2PI + log_nu[i]) - w_ss[i] / (2.0 * nu[i]) + w_const[i]
         bar_nu[i] += -0.5 * dof[i] / nu[i] + w_ss[i] / (2.0 * nu[i] * nu[i])
     value, bar_tau, bar_rho = _ebar_term(tau, nu, s, rho, vec, scal, bar_nu, bar_s)
     logp += value

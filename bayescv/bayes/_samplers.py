@@ -2,7 +2,7 @@
 
 Each returns the draws of the sampled coordinates, as numpy arrays of shape
 (chain, draw, ...), and the sampler statistics as an xarray Dataset; ``fit`` maps the draws to
-parameters with numpy (:func:`bayescv.bayes.model.natural_params`), the same way for all.
+parameters with numpy (:func:`bayescv.bayes._coordinates.natural_params`), the same way for all.
 :func:`resolve_sampler` turns ``"auto"`` into nutpie when it can be imported, else PyMC.
 """
 
@@ -12,6 +12,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._provenance import child_seeds
+from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.model import _import_pymc
 
 __all__ = ["SAMPLE", "resolve_sampler"]
@@ -70,6 +71,13 @@ def _initvals(scheme: str, k: int, chains: int, rng: np.random.Generator) -> lis
     return out
 
 
+def _on_logodds(point: dict) -> dict:
+    """Return a starting point with ρ's coordinate ``rho_b`` put on the sampled log-odds scale."""
+    out = dict(point)
+    out["rho_b_logodds__"] = logit(out.pop("rho_b"))
+    return out
+
+
 #: Sampler statistics kept from PyMC's NUTS, under ArviZ's names.
 _PYMC_STATS = {
     "diverging": "diverging",
@@ -84,14 +92,14 @@ _PYMC_STATS = {
 
 
 def _sample_pymc(
-    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, n_jobs, progress
 ):
     """Run PyMC's NUTS step method, compiled once per model, chain after chain.
 
     The step's ``astep`` is driven directly: ``pymc.sample`` would compile a trace function
     for every chain of every fit (about a second each) and log on every call.
     """
-    if cores not in (None, 1):
+    if n_jobs not in (None, 1):
         raise ValueError(
             "sampler='pymc' runs its chains one after another (n_jobs=1), reusing the compiled "
             "step; for parallel chains use sampler='nutpie', or run fits in parallel"
@@ -120,9 +128,7 @@ def _sample_pymc(
 
         iterator = tqdm(iterator, desc="chains")
     for c in iterator:
-        start = dict(starts[c])
-        b = start.pop("rho_b")
-        start["rho_b_logodds__"] = np.log(b) - np.log1p(-b)
+        start = _on_logodds(starts[c])
         q = DictToArrayBijection.map({name: np.asarray(start[name], float) for name in names})
         step.set_rng(np.random.default_rng(chain_seeds[c]))
         step.tune = True
@@ -143,8 +149,7 @@ def _sample_pymc(
     for name, shape, size, _ in q.point_map_info:
         values[name] = flat[..., offset : offset + size].reshape((chains, draws, *shape))
         offset += size
-    logodds = values.pop("rho_b_logodds__")
-    values["rho_b"] = 1.0 / (1.0 + np.exp(-logodds))
+    values["rho_b"] = expit(values.pop("rho_b_logodds__"))
     sample_stats = xr.Dataset(
         {name: (("chain", "draw"), value) for name, value in stats.items()},
         coords={"chain": np.arange(chains), "draw": np.arange(draws)},
@@ -182,9 +187,7 @@ def _nutpie_model(data: dict[str, np.ndarray], scheme: str, init_seed: int):
         # nutpie passes a seed of its own per chain: the start depends on it and on the
         # fit's seed, not on which thread asks first.
         rng = np.random.default_rng([init_seed, int(seed)])
-        point = _initvals(scheme, k, 1, rng)[0]
-        b = point.pop("rho_b")
-        point["rho_b_logodds__"] = np.log(b) - np.log1p(-b)
+        point = _on_logodds(_initvals(scheme, k, 1, rng)[0])
         return np.concatenate([np.ravel(point[name]) for name in names])
 
     compiled = _density.callbacks()
@@ -207,7 +210,7 @@ def _nutpie_model(data: dict[str, np.ndarray], scheme: str, init_seed: int):
 
 
 def _sample_nutpie(
-    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, n_jobs, progress
 ):
     """Run nutpie's NUTS on the numba log-density (:mod:`bayescv.bayes._density`).
 
@@ -222,7 +225,7 @@ def _sample_nutpie(
         ) from err
     init_seed, run_seed = child_seeds(seed, 2)
     model, slices, seconds = _nutpie_model(data, scheme, init_seed)
-    kwargs = {} if cores is None else {"cores": cores}
+    kwargs = {} if n_jobs is None else {"cores": n_jobs}
     idata = nutpie.sample(
         model,
         draws=draws,
@@ -240,13 +243,12 @@ def _sample_nutpie(
         part = flat[..., where]
         per_block = scheme == "source" and name in ("nu_z", "gamma_sd_z")
         values[name] = part if per_block else part[..., 0]
-    logodds = values.pop("rho_b_logodds__")
-    values["rho_b"] = 1.0 / (1.0 + np.exp(-logodds))
+    values["rho_b"] = expit(values.pop("rho_b_logodds__"))
     return values, idata.sample_stats, seconds
 
 
 def _sample_numpyro(
-    compiled, data, scheme, draws, tune, chains, seed, target_accept, cores, progress
+    compiled, data, scheme, draws, tune, chains, seed, target_accept, n_jobs, progress
 ):
     try:
         import numpyro  # noqa: F401

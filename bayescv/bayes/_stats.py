@@ -3,7 +3,7 @@
 Per block k only (n_k, ē_k, W_k) enter the likelihood (``ē_k = S_k / n_k``; W_k is the
 within-block sum of squares of :func:`bayescv.moments.block_moments`), so a fit costs the
 same for 10³ and for 10⁷ losses. This module turns one or several loss tables into those
-statistics (:class:`BlockStats`), and evaluates the collapsed log-likelihood, prior and
+statistics (:class:`CollapsedStats`), and evaluates the collapsed log-likelihood, prior and
 predictive draws with numpy, so that derived quantities need no compiled graph.
 """
 
@@ -16,18 +16,19 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv.bayes._rank1 import own_variance, rank1_logdet
 from bayescv.losses import validate
 from bayescv.moments import block_moments
 
-__all__ = ["BlockStats", "collapse", "loglik_numpy", "tie_term"]
+__all__ = ["CollapsedStats", "collapse", "loglik_numpy", "tie_term"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 SCHEMES = ("source", "random")
 
 
 @dataclass(frozen=True)
-class BlockStats:
-    """Sufficient statistics of one fit, in the form the collapsed likelihood uses.
+class CollapsedStats:
+    """Sufficient statistics of one fit, as :func:`collapse` returns them for the likelihood.
 
     The likelihood has three terms (see :func:`loglik_numpy`): the within-block sums of
     squares ``W`` (``W_k / ν_k ~ χ²(dof_k)``), the location vector ``ybar`` of block means
@@ -92,7 +93,7 @@ class BlockStats:
 
 def collapse(
     losses: xr.Dataset, bootstrap: xr.Dataset | None = None, *, scheme: str | None = None
-) -> BlockStats:
+) -> CollapsedStats:
     """Reduce loss tables to the statistics of the collapsed likelihood.
 
     Parameters
@@ -119,7 +120,7 @@ def collapse(
 
     Returns
     -------
-    BlockStats
+    CollapsedStats
         The statistics, with the data scales used by the priors in ``scales``.
 
     Raises
@@ -191,7 +192,7 @@ def collapse(
             extra = nu_factor * ties / n_obs
         kind = "bootstrap"
     scales = _scales(n_all, means, w_all, ybar)
-    return BlockStats(
+    return CollapsedStats(
         scheme=scheme,
         kind=kind,
         labels=labels,
@@ -425,24 +426,16 @@ def gamma_matrix(gamma_sd: np.ndarray, rho: np.ndarray) -> np.ndarray:
     return (1.0 - rho) * outer * eye + rho * outer
 
 
-def sigma_matrix(stats: BlockStats, nu: np.ndarray, gamma_sd: np.ndarray, rho: Any) -> np.ndarray:
+def sigma_matrix(
+    stats: CollapsedStats, nu: np.ndarray, gamma_sd: np.ndarray, rho: Any
+) -> np.ndarray:
     """Return the covariance of one realisation's block means, Σ = Γ + diag(ν_k / n_k)."""
     gam = gamma_matrix(gamma_sd, rho)
     return gam + (nu / stats.n)[..., None] * np.eye(stats.n_blocks)
 
 
-def _diag_rank1(diag: np.ndarray, s: np.ndarray, rho: np.ndarray) -> tuple:
-    """Return log|M|, u = diag⁻¹ s and d = 1 + ρ sᵀu for M = diag(diag) + ρ s sᵀ.
-
-    Then M⁻¹ = diag⁻¹ − ρ u uᵀ / d (matrix determinant lemma, Sherman–Morrison).
-    """
-    u = s / diag
-    denom = 1.0 + rho * (s * u).sum(-1)
-    return np.log(diag).sum(-1) + np.log(denom), u, denom
-
-
 def loglik_numpy(
-    stats: BlockStats,
+    stats: CollapsedStats,
     mu0: np.ndarray,
     tau: np.ndarray,
     nu: np.ndarray,
@@ -458,7 +451,7 @@ def loglik_numpy(
 
     Parameters
     ----------
-    stats : BlockStats
+    stats : CollapsedStats
         Data.
     mu0, tau, rho : ndarray of shape (...)
         Mean and standard deviation of the source means, common correlation of Γ.
@@ -472,12 +465,12 @@ def loglik_numpy(
     """
     mu0, tau, rho = (np.asarray(v, dtype=float) for v in (mu0, tau, rho))
     k = stats.n_blocks
-    own = (1.0 - rho[..., None]) * gamma_sd**2 + nu / stats.n
+    own = own_variance(nu, gamma_sd, rho, stats.n)
     tau2 = (tau**2)[..., None]
     count = stats.ybar_count
     resid = stats.ybar - mu0[..., None]
     diag_v = tau2 + own / count
-    logdet, u, denom = _diag_rank1(diag_v, gamma_sd, rho / count)
+    logdet, u, denom = rank1_logdet(diag_v, gamma_sd, rho / count)
     quad = (resid**2 / diag_v).sum(-1) - (rho / count) * (u * resid).sum(-1) ** 2 / denom
     ll_ebar = -0.5 * (k * _LOG_2PI + logdet + quad)
     ll_w = -0.5 * stats.dof * np.log(2.0 * np.pi * nu) - stats.W / (2.0 * nu) + stats.w_const
@@ -489,7 +482,7 @@ def loglik_numpy(
             + stats.scatter_extra
             + stats.scatter_tau * tau2
         )
-        logdet_s, u_s, denom_s = _diag_rank1(diag_s, gamma_sd, rho)
+        logdet_s, u_s, denom_s = rank1_logdet(diag_s, gamma_sd, rho)
         trace = (np.diagonal(stats.scatter) / diag_s).sum(-1) - rho * np.einsum(
             "...k,kl,...l->...", u_s, stats.scatter, u_s
         ) / denom_s

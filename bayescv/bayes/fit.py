@@ -5,9 +5,9 @@
 no gradient: θ_CVS (Geras & Sutton 2013, eq. 7; for unequal block sizes the variance
 w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means, ``expected_cv``
 (E[μ̂] with the sources fixed), ``ose`` (the out-of-source error, the population mean μ₀ of
-the source errors; Geras & Sutton 2013, eq. 3) and ``new_source`` (the error level of one new source,
-μ₀ + τ z); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
-filled the same way, so a later fit never recompiles.
+the source errors; Geras & Sutton 2013, eq. 3) and ``new_source`` (the error level of one
+new source, μ₀ + τ z); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
+filled the same way (:mod:`bayescv.bayes._posterior`), so a later fit never recompiles.
 Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, stored in
 ``idata.sample_stats.attrs`` and reported with a :class:`SamplingWarning` when it fails.
 """
@@ -22,9 +22,10 @@ import numpy as np
 import xarray as xr
 
 from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.bayes._posterior import inference_data
 from bayescv.bayes._samplers import SAMPLE, resolve_sampler
-from bayescv.bayes._stats import BlockStats, collapse, loglik_numpy
-from bayescv.bayes.model import CompiledModel, get_model, model_data, natural_params
+from bayescv.bayes._stats import collapse
+from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
 
@@ -210,7 +211,7 @@ def fit(
     )
     sampling_s = time.perf_counter() - start
     rng = np.random.default_rng(numpy_seed)
-    idata = _inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
+    idata = inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
     diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
     idata.sample_stats.attrs.update(diag)
     idata.sample_stats.attrs.update(
@@ -233,176 +234,6 @@ def fit(
             stacklevel=2,
         )
     return idata
-
-
-def _params(ds: xr.Dataset, stats: BlockStats) -> dict[str, np.ndarray]:
-    """Model parameters as numpy arrays of shape (chain, draw[, K]), CVR broadcast to K."""
-    k = stats.n_blocks
-    get = lambda name: np.asarray(ds[name].values, dtype=float)  # noqa: E731
-    if stats.scheme == "source":
-        mu0, tau = get("mu0"), get("tau")
-        nu, gamma_sd = get("nu"), get("gamma_sd")
-    else:
-        mu0 = get("mu")
-        tau = np.zeros_like(mu0)
-        nu = np.repeat(get("nu")[..., None], k, axis=-1)
-        gamma_sd = np.repeat(get("gamma_sd")[..., None], k, axis=-1)
-    return {"mu0": mu0, "tau": tau, "nu": nu, "gamma_sd": gamma_sd, "rho": get("rho")}
-
-
-def _own(p: dict[str, np.ndarray], stats: BlockStats) -> np.ndarray:
-    """Diagonal of Σ less its rank-one part: Σ = diag(own) + ρ s sᵀ, own = (1 − ρ) s² + ν/n."""
-    rho = p["rho"][..., None]
-    return (1.0 - rho) * p["gamma_sd"] ** 2 + p["nu"] / stats.n
-
-
-def _rank1_mvn(
-    mean: np.ndarray, diag: np.ndarray, s: np.ndarray, rho: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """Draw MVN(mean, diag(diag) + ρ s sᵀ) in O(K) per draw, batched over leading axes.
-
-    With t = diag^(−1/2) s and u = t/‖t‖, L = diag^(1/2) (I + g u uᵀ) with
-    g = sqrt(1 + ρ ‖t‖²) − 1 satisfies L Lᵀ = diag(diag) + ρ s sᵀ (1 + ρ‖t‖² > 0 is the
-    matrix being positive definite), so no K × K matrix is formed.
-    """
-    root = np.sqrt(diag)
-    t = s / root
-    norm2 = (t * t).sum(-1, keepdims=True)
-    u = t / np.sqrt(norm2)
-    g = np.sqrt(1.0 + np.asarray(rho)[..., None] * norm2) - 1.0
-    z = rng.standard_normal(np.broadcast_shapes(mean.shape, diag.shape))
-    return mean + root * (z + g * u * (u * z).sum(-1, keepdims=True))
-
-
-def _rank1_solve(diag: np.ndarray, s: np.ndarray, rho: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Solve (diag(diag) + ρ s sᵀ) x = r by Sherman–Morrison, batched, in O(K)."""
-    u = s / diag
-    rho = np.asarray(rho)[..., None]
-    denom = 1.0 + rho * (s * u).sum(-1, keepdims=True)
-    return r / diag - rho * u * (u * r).sum(-1, keepdims=True) / denom
-
-
-def _derived(p: dict[str, np.ndarray], stats: BlockStats, rng: np.random.Generator) -> dict:
-    """θ, fixed-source and pooled source means, expected_cv, ose and new_source, per draw.
-
-    Σ = Γ + diag(ν_k/n_k) = diag(own) + ρ s sᵀ is diagonal plus rank one, so every draw and
-    solve here is O(K) per posterior draw (no K × K matrix: K = 1000 sources cost the same
-    per source as K = 10).
-    """
-    own, s, rho = _own(p, stats), p["gamma_sd"], p["rho"]
-    w = stats.weights
-    # θ = wᵀ Σ w, eq. 7 of Geras & Sutton (2013) for unequal block sizes.
-    theta = (w**2 * own).sum(-1) + rho * ((w * s).sum(-1)) ** 2
-    count = stats.ybar_count
-    mu = _rank1_mvn(stats.ybar, own / count, s, rho / count, rng)
-    out = {
-        "omega": s**2,
-        "sigma2": p["nu"] + s**2,
-        "theta": theta,
-        "mu": mu,
-        # Σ_k (n_k / N) μ_k = E[μ̂] of the pooled CV estimate μ̂ = Σ_k S_k / N.
-        "expected_cv": mu @ w,
-    }
-    if stats.scheme == "source":
-        # Source means given (ē, μ₀, τ, Σ), drawn by Matheron's rule: with x ~ N(0, τ² I) and
-        # y ~ N(0, Σ/c), μ₀ + x + τ² V⁻¹ (ē − μ₀ − x − y) has the exact conditional law.
-        tau2 = (p["tau"] ** 2)[..., None]
-        x = np.sqrt(tau2) * rng.standard_normal(own.shape)
-        y = _rank1_mvn(np.zeros(own.shape), own / count, s, rho / count, rng)
-        resid = stats.ybar - p["mu0"][..., None] - x - y
-        solved = _rank1_solve(tau2 + own / count, s, rho / count, resid)
-        out["mu_pooled"] = p["mu0"][..., None] + x + tau2 * solved
-        # The out-of-source error (Geras & Sutton 2013, eq. 3) is an expectation over new
-        # sources: the population mean μ₀. One new source's error level is μ₀ + τ z, a
-        # predictive draw that carries τ² itself.
-        out["ose"] = p["mu0"].copy()
-        out["new_source"] = p["mu0"] + p["tau"] * rng.standard_normal(p["mu0"].shape)
-    else:
-        out["mu_pooled"] = np.broadcast_to(p["mu0"][..., None], mu.shape).copy()
-    return out
-
-
-def _predictive(p: dict, derived: dict, stats: BlockStats, rng: np.random.Generator) -> dict:
-    """Replicated statistics of a data set of the same design: block means and W."""
-    count = stats.ybar_count
-    ybar = _rank1_mvn(
-        derived["mu_pooled"], _own(p, stats) / count, p["gamma_sd"], p["rho"] / count, rng
-    )
-    w = p["nu"] * rng.chisquare(stats.dof, size=p["nu"].shape)
-    return {"ybar": ybar, "W": w}
-
-
-def _dataset(values: dict[str, np.ndarray], labels: np.ndarray) -> xr.Dataset:
-    data_vars = {}
-    for name, value in values.items():
-        dims = ("chain", "draw", "block")[: value.ndim]
-        data_vars[name] = (dims, np.asarray(value))
-    ds = xr.Dataset(data_vars)
-    if "block" in ds.dims:
-        ds = ds.assign_coords(block=labels)
-    return ds.assign_coords(chain=np.arange(ds.sizes["chain"]), draw=np.arange(ds.sizes["draw"]))
-
-
-def _inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
-    """Assemble the InferenceData: posterior, derived quantities and the numpy groups."""
-    import arviz as az
-
-    labels = stats.labels
-    params = natural_params(stats.scheme, data, values)
-    post = _dataset({**values, **params}, labels)
-    p = _params(post, stats)
-    derived = _derived(p, stats, rng)
-    posterior = xr.merge([post, _dataset(derived, labels)], compat="override")
-    ll = loglik_numpy(stats, p["mu0"], p["tau"], p["nu"], p["gamma_sd"], p["rho"])
-    scaled = priors.scaled_to(stats.scales, stats.n_blocks)
-    prior = priors.draw(scaled, stats.n_blocks, prior_draws, rng, scheme=stats.scheme)
-    prior = {name: value[None] for name, value in prior.items()}
-    prior_p = _params(_dataset(prior, labels), stats)
-    prior_derived = _derived(prior_p, stats, rng)
-    # Prior predictive: the source means are drawn from the prior too, μ_k ~ N(μ₀, τ²).
-    tau = prior_p["tau"][..., None]
-    mu_k = prior_p["mu0"][..., None] + tau * rng.standard_normal(prior_p["nu"].shape)
-    block = {"block": labels}
-    constant = xr.Dataset(
-        {
-            "n": ("block", stats.n),
-            "dof": ("block", stats.dof),
-            "weights": ("block", stats.weights),
-            # (1 − 1/n_k) c̄_k / n_k: the duplicated-point term of the bootstrap scatter
-            # (bayescv.bayes._stats.tie_term); zero without resampled bootstrap replicates.
-            "bootstrap_tie_term": ("block", stats.scatter_extra),
-        },
-        coords=block,
-        attrs={
-            "ybar_count": stats.ybar_count,
-            "n_replicates": stats.n_replicates,
-            "n_bootstrap": stats.n_bootstrap,
-            "replicate_kind": stats.kind,
-            "scheme": stats.scheme,
-        },
-    )
-    if stats.sources is not None:
-        constant = constant.assign_coords(source=("block", stats.sources))
-    with warnings.catch_warnings():
-        # ArviZ warns that groups it does not know would be "not in the InferenceData
-        # scheme"; every group here is a standard one, but the check is by name only.
-        warnings.simplefilter("ignore", UserWarning)
-        return az.InferenceData(
-            posterior=posterior,
-            sample_stats=sample_stats.assign_coords(
-                chain=posterior["chain"].values, draw=posterior["draw"].values
-            ),
-            log_likelihood=_dataset(ll, labels),
-            posterior_predictive=_dataset(_predictive(p, derived, stats, rng), labels),
-            prior=_dataset({**prior, **prior_derived}, labels),
-            prior_predictive=_dataset(
-                _predictive(prior_p, {"mu_pooled": mu_k}, stats, rng), labels
-            ),
-            observed_data=xr.Dataset(
-                {"ybar": ("block", stats.ybar), "W": ("block", stats.W)}, coords=block
-            ),
-            constant_data=constant,
-        )
 
 
 def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:

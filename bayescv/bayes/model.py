@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from bayescv.bayes._stats import BlockStats
+from bayescv.bayes._coordinates import coordinates
+from bayescv.bayes._stats import CollapsedStats
 from bayescv.bayes.priors import Priors
 
 __all__ = [
@@ -56,7 +57,6 @@ __all__ = [
     "clear_model_cache",
     "get_model",
     "model_data",
-    "natural_params",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -107,12 +107,12 @@ def _first_import():
     return pm
 
 
-def model_data(stats: BlockStats, priors: Priors | None = None) -> dict[str, np.ndarray]:
+def model_data(stats: CollapsedStats, priors: Priors | None = None) -> dict[str, np.ndarray]:
     """Everything a compiled model reads for one fit, by data-container name.
 
     Parameters
     ----------
-    stats : BlockStats
+    stats : CollapsedStats
         Statistics of the loss tables (:func:`bayescv.bayes._stats.collapse`).
     priors : Priors, optional
         Prior settings; default :class:`Priors()`.
@@ -228,57 +228,6 @@ def loglik_graph(tau, nu, gamma_sd, rho, d: dict[str, Any]):
     )
     ll_w = -0.5 * d["dof"] * pt.log(2.0 * np.pi * nu) - d["W"] / (2.0 * nu) + d["w_const"]
     return ll_w, ll_ebar, ll_scatter, d["mu0_loc"] + b_ / prec, 1.0 / pt.sqrt(prec)
-
-
-def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> dict:
-    """Map draws of the sampled coordinates to the model's parameters, with numpy.
-
-    Mirrors the deterministics of :func:`build_model` (the tests check that they agree), so
-    that every sampler's draws are turned into parameters the same way.
-
-    Parameters
-    ----------
-    scheme : {"source", "random"}
-        The model variant.
-    data : dict of ndarray
-        The model data (:func:`model_data`) the draws were made with.
-    values : dict of ndarray
-        ``{loc}_z``, ``tau_z`` (CVS), ``nu_z``, ``gamma_sd_z`` of shape (chain, draw[, K])
-        and ``rho_b`` (constrained, in (0, 1)).
-
-    Returns
-    -------
-    dict of ndarray
-        ``mu0`` (CVR: ``mu``), ``tau`` (CVS), ``nu``, ``gamma_sd`` and ``rho``.
-    """
-    loc = "mu0" if scheme == "source" else "mu"
-    out = {
-        "nu": np.exp(data["nu_loc"] + data["nu_scale"] * values["nu_z"]),
-        "gamma_sd": np.exp(data["gamma_loc"] + values["gamma_sd_z"]),
-        "rho": data["rho_lower"] + (1.0 - data["rho_lower"]) * values["rho_b"],
-    }
-    tau = data["tau_kappa"] * np.logaddexp(0.0, values["tau_z"]) if scheme == "source" else None
-    if tau is not None:
-        out["tau"] = tau
-    if scheme == "source":
-        nu, sd = out["nu"], out["gamma_sd"]
-    else:  # one ν and one scale for every fold
-        nu, sd = out["nu"][..., None], out["gamma_sd"][..., None]
-    rho = out["rho"][..., None]
-    own = (1.0 - rho) * sd**2 + nu / data["n"]
-    count = float(data["ybar_count"])
-    diag_v = (0.0 if tau is None else tau[..., None] ** 2) + own / count
-    resid = data["ybar"] - data["mu0_loc"]
-    sd = np.broadcast_to(sd, diag_v.shape)
-    u = sd / diag_v
-    rc = rho[..., 0] / count
-    denom = 1.0 + rc * (sd * u).sum(-1)
-    u_one, u_r = u.sum(-1), (u * resid).sum(-1)
-    a_ = (1.0 / diag_v).sum(-1) - rc * u_one**2 / denom
-    b_ = (resid / diag_v).sum(-1) - rc * u_one * u_r / denom
-    prec = a_ + 1.0 / data["mu0_scale"] ** 2
-    out[loc] = data["mu0_loc"] + b_ / prec + values[f"{loc}_z"] / np.sqrt(prec)
-    return out
 
 
 def build_model(scheme: str, data: dict[str, np.ndarray], labels: Any = None):
@@ -457,32 +406,14 @@ class CompiledModel:
         Parameters
         ----------
         params : dict
-            ``tau`` (CVS only), ``nu``, ``gamma_sd``, ``rho`` and optionally ``mu0_z``
-            (CVR: ``mu_z``), the standardised draw of the integrated-out mean (default 0).
+            The parameters, as :func:`bayescv.bayes._coordinates.coordinates` takes them.
 
         Returns
         -------
         dict of ndarray
-            Keyed by value-variable names, as :meth:`logp_function` expects.
+            The point :meth:`logp_function` expects.
         """
-        d = self.data
-        loc = "mu0" if self.scheme == "source" else "mu"
-        b = (np.asarray(params["rho"], dtype=float) - d["rho_lower"]) / (1.0 - d["rho_lower"])
-        out = {
-            f"{loc}_z": np.asarray(params.get(f"{loc}_z", 0.0)),
-            "nu_z": (np.log(params["nu"]) - d["nu_loc"]) / d["nu_scale"],
-            "gamma_sd_z": np.log(params["gamma_sd"]) - d["gamma_loc"],
-            "rho_b_logodds__": np.log(b) - np.log1p(-b),
-        }
-        if self.scheme == "source":
-            out["tau_z"] = _inverse_softplus_np(params["tau"] / d["tau_kappa"])
-        return {name: np.asarray(value, dtype=float) for name, value in out.items()}
-
-
-def _inverse_softplus_np(x: Any) -> np.ndarray:
-    """log(exp(x) − 1), the inverse of softplus, for x > 0."""
-    x = np.asarray(x, dtype=float)
-    return x + np.log(-np.expm1(-x))
+        return coordinates(self.scheme, self.data, params)
 
 
 _CACHE = threading.local()

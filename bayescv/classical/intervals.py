@@ -9,12 +9,12 @@ CV.
 What each interval targets (``target`` coordinate of the result):
 
 * CVR tables (``scheme="random"``): θ_1…θ_5, the naive and Nadeau–Bengio intervals target
-  ``err``, the expected error of the learner over training sets (Bengio & Grandvalet);
+  ``err``, the expected error of the learner over training sets (Bengio & Grandvalet 2004);
 * CVS tables (``scheme="source"``): θ^ω, θ^γ, θ_A, θ_B, the naive and bootstrap intervals
   target ``expected_cv``, the CV error expected with the sources held fixed (Geras & Sutton
   2013, §6); none of them covers the error on a *new* source (``ose``), which adds the
   between-source heterogeneity: use the Bayesian model for that;
-* Bayle et al.'s intervals target ``kfold_test_error``, the mean conditional error of the
+* Bayle et al.'s (2020) intervals target ``kfold_test_error``, the mean conditional error of the
   K models actually fitted.
 
 θ_1…θ_5 and the Nadeau–Bengio interval (:data:`RANDOM_KFOLD_ONLY`) assume a random
@@ -38,7 +38,8 @@ import numpy as np
 import xarray as xr
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
-from bayescv.classical.estimators import ESTIMATORS, BlockStats, block_stats
+from bayescv.classical._block_stats import BlockStats, block_stats
+from bayescv.classical.estimators import ESTIMATORS
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
 
 __all__ = [

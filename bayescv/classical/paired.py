@@ -5,10 +5,10 @@ interval of :func:`bayescv.classical.intervals.cv_intervals` applies to them: it
 difference of the two learners' errors (the estimand named in ``target``, for A minus B),
 and the test statistic is mean(h)/se. This gives
 
-* Bayle et al.'s test (``bayle_within``, ``bayle_all_pairs``): with ``alternative="less"``
+* Bayle et al.'s (2020) test (``bayle_within``, ``bayle_all_pairs``): with ``alternative="less"``
   it rejects "A is not better than B" when √N·mean(h)/σ̂_h < z_α;
 * the Nadeau–Bengio corrected resampled t-test (``nadeau_bengio``), for repeated K-fold CV
-  (Bouckaert & Frank's J = R·K version), with J − 1 degrees of freedom;
+  (the J = R·K version of Bouckaert & Frank 2004), with J − 1 degrees of freedom;
 * the naive tests (``naive_points``, ``naive_folds``) and the θ-based ones.
 
 Losses are "lower is better", so ``alternative="less"`` asks whether A has the lower error.

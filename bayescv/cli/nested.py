@@ -1,8 +1,8 @@
 """The ``bayescv nested`` subcommand: a nested-CV interval for a model on a CSV file.
 
-``bayescv nested DATA.csv --target y [--source school] [--model ridge] ...`` reads the CSV
-with pandas, uses every other column as a feature (all must be numeric), fits the named
-model (:mod:`bayescv.cv.learners`) with :func:`bayescv.nested.nested_cv`, and prints the interval
+``bayescv nested DATA.csv --target y [--source-col school] [--learner ridge] ...`` reads the
+CSV with pandas, uses every other column as a feature (all must be numeric), fits the named
+learner (:mod:`bayescv.cv.learners`) with :func:`bayescv.nested.nested_cv`, and prints the interval
 with its diagnostics as a table or JSON. Bad input (unreadable file, missing column,
 non-numeric features, missing values, options that do not fit the data, an ``--out`` that
 cannot be written) ends with exit status 2 and a one-line message on standard error, before
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from bayescv.cli._checks import bad_n_jobs, unwritable_file
-from bayescv.cv.learners import MODEL_NAMES, make_model, model_task
+from bayescv.cv.learners import LEARNERS, learner_task, make_learner
 from bayescv.cv.loss_functions import LOSSES
 
 __all__ = ["register"]
@@ -45,32 +45,32 @@ def register(subparsers: Any) -> None:
             "Estimate the prediction error of a scikit-learn model fitted on a CSV file, with "
             "the nested cross-validation interval of Bates, Hastie & Tibshirani. Every column "
             "other than the target and the source is a feature and must be numeric. With "
-            "--source, folds hold whole sources and the interval is for new sources."
+            "--source-col, folds hold whole sources and the interval is for new sources."
         ),
     )
     p.add_argument("data", type=Path, metavar="DATA.csv", help="CSV file with a header row")
     p.add_argument("--target", required=True, help="name of the target column")
-    p.add_argument("--source", help="name of the source column (patients, sites, schools)")
+    p.add_argument("--source-col", help="name of the source column (patients, sites, schools)")
     p.add_argument(
-        "--model",
-        choices=("auto", *MODEL_NAMES),
+        "--learner",
+        choices=("auto", *LEARNERS),
         default="auto",
-        help="model (default: logistic for classification, ridge for regression)",
+        help="learner (default: logistic for classification, ridge for regression)",
     )
     p.add_argument(
         "--task",
         choices=("auto", "classification", "regression"),
         default="auto",
-        help="default: the model's only task, else classification for a non-numeric or "
+        help="default: the learner's only task, else classification for a non-numeric or "
         "two-valued target, regression otherwise",
     )
     p.add_argument("--n-splits", type=int, default=10, help="folds K (default: 10)")
-    p.add_argument("--repeats", type=int, default=50, help="nested repetitions (default: 50)")
+    p.add_argument("--n-repeats", type=int, default=50, help="nested repetitions (default: 50)")
     p.add_argument(
-        "--bias-repeats",
+        "--n-bias-repeats",
         type=int,
         default=None,
-        help="extra plain-CV repetitions (default: ⌈repeats/5⌉)",
+        help="extra plain-CV repetitions (default: ⌈n-repeats/5⌉)",
     )
     p.add_argument("--level", type=float, default=0.95, help="nominal coverage (default: 0.95)")
     p.add_argument(
@@ -113,17 +113,17 @@ def _run(args: argparse.Namespace) -> int:
             raise _InputError(problem)
         X, y, groups, frame_info = _read(args)
         task = _task(args, y)
-        name = args.model if args.model != "auto" else (
+        name = args.learner if args.learner != "auto" else (
             "logistic" if task == "classification" else "ridge"
         )  # fmt: skip
-        model = make_model(name, task=task, random_state=args.random_state)
+        model = make_learner(name, task=task, random_state=args.random_state)
         # after the cheap checks (no directory made for bad input), before the fits
         problem = "" if args.out is None else unwritable_file(args.out)
         if problem:
             raise _InputError(f"--out {args.out}: {problem}")
         result = nested_cv(
-            model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.repeats,
-            n_bias_repeats=args.bias_repeats, loss=args.loss, level=args.level,
+            model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.n_repeats,
+            n_bias_repeats=args.n_bias_repeats, loss=args.loss, level=args.level,
             bias_correction=None if args.bias_correction == "none" else args.bias_correction,
             inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
             n_jobs=args.n_jobs, progress=not args.no_progress,
@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         message = " ".join(str(exc).split())
         print(f"{_PROG}: error: {message}", file=sys.stderr)
         return 2
-    summary = _summary(result, {**frame_info, "model": name, "task": task})
+    summary = _summary(result, {**frame_info, "learner": name, "task": task})
     if args.format == "json":
         print(json.dumps(summary, indent=2))
     else:
@@ -153,14 +153,14 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
         raise _InputError(f"{args.data} has no data rows")
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
-    for role, col in (("target", args.target), ("source", args.source)):
+    for role, col in (("target", args.target), ("source", args.source_col)):
         if col is not None and col not in columns:
             raise _InputError(
                 f"{role} column {col!r} is not in {args.data} (columns: {', '.join(columns)})"
             )
-    if args.source is not None and args.source == args.target:
+    if args.source_col is not None and args.source_col == args.target:
         raise _InputError("the target and the source must be different columns")
-    features = [c for c in columns if c not in (args.target, args.source)]
+    features = [c for c in columns if c not in (args.target, args.source_col)]
     if not features:
         raise _InputError(f"{args.data} has no feature columns besides the target and source")
     bad = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])]
@@ -168,25 +168,25 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
         raise _InputError(
             f"non-numeric feature column(s): {', '.join(bad)}; encode them as numbers first"
         )
-    used = [*features, args.target] + ([args.source] if args.source else [])
+    used = [*features, args.target] + ([args.source_col] if args.source_col else [])
     missing = [c for c in used if frame[c].isna().any()]
     if missing:
         raise _InputError(f"missing values in column(s): {', '.join(missing)}")
     X = frame[features].to_numpy(dtype=float)
     y = frame[args.target].to_numpy()
-    groups = None if args.source is None else frame[args.source].to_numpy()
+    groups = None if args.source_col is None else frame[args.source_col].to_numpy()
     info = {
         "data": str(args.data),
         "n_rows": len(frame),
         "n_features": len(features),
         "target_column": args.target,
-        "source_column": args.source,
+        "source_column": args.source_col,
     }
     return X, y, groups, info
 
 
 def _task(args: argparse.Namespace, y: np.ndarray) -> str:
-    implied = None if args.model == "auto" else model_task(args.model)
+    implied = None if args.learner == "auto" else learner_task(args.learner)
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
     if args.task != "auto":
         task = args.task
@@ -199,7 +199,7 @@ def _task(args: argparse.Namespace, y: np.ndarray) -> str:
     if task == "classification" and numeric and not np.all(np.mod(y, 1) == 0):
         raise _InputError(
             f"target {args.target!r} has non-integer values, not class labels: use --task "
-            "regression with a regression model"
+            "regression with a regression learner"
         )
     return task
 
@@ -259,7 +259,7 @@ def _table(s: dict[str, Any]) -> str:
         f"Nested CV (Bates, Hastie & Tibshirani): {s['level']:.0%} interval for {s['target']}",
         f"  data       {s['data']}: {s['n_rows']} rows, {s['n_features']} features, "
         f"target {s['target_column']!r} ({s['task']}){sources}",
-        f"  model      {s['model']}: {s['estimator']}",
+        f"  learner    {s['learner']}: {s['estimator']}",
         f"  loss       {s['loss']}",
         f"  estimate   {num(s['estimate'])}   [{num(s['lower'])}, {num(s['upper'])}]   "
         f"se {num(s['se'])}" + (f"   flag: {s['flag']}" if s["flag"] else ""),

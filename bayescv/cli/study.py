@@ -35,9 +35,11 @@ def register(sub: Any) -> None:
         ),
     )
     parser.add_argument("--scenario", default="bates-logistic", help="scenario name")
-    parser.add_argument("--replicates", type=int, default=100, help="replicates (100)")
+    parser.add_argument("--n-replicates", type=int, default=100, help="replicates (100)")
     parser.add_argument("--methods", default="all", help="'all', 'closed_form' or names a,b,c")
-    parser.add_argument("--learner", help="learner name (default: the scenario's)")
+    parser.add_argument(
+        "--learner", help="learner name, as --list shows them (default: the scenario's)"
+    )
     parser.add_argument("--design", choices=("sources_fixed", "sources_redrawn"))
     parser.add_argument("--scheme", choices=("source", "random"), help="multi-source CV scheme")
     parser.add_argument("--level", type=float, default=0.95, help="nominal coverage (0.95)")
@@ -93,7 +95,8 @@ def _options(items: list[str]) -> dict[str, dict[str, Any]]:
 
 def _listing() -> str:
     from bayescv.compare import available_methods, get_method, unavailable_methods
-    from bayescv.compare.catalog import LEARNERS, SCENARIOS
+    from bayescv.compare.catalog import SCENARIOS
+    from bayescv.cv.learners import LEARNERS
 
     lines = ["scenarios: " + ", ".join(SCENARIOS), "learners: " + ", ".join(LEARNERS), "methods:"]
     for name in available_methods():
@@ -107,8 +110,9 @@ def _listing() -> str:
 def _run(args: argparse.Namespace) -> int:
     from bayescv.compare import load_study, resolve_methods, run_study, summarize, summary_table
     from bayescv.compare._store import StoreInUseError
-    from bayescv.compare.catalog import make_learner, make_scenario
+    from bayescv.compare.catalog import make_scenario
     from bayescv.compare.registry import check_method_options
+    from bayescv.cv.learners import make_learner
 
     if args.list:
         print(_listing())
@@ -135,10 +139,10 @@ def _run(args: argparse.Namespace) -> int:
     if problem:
         return _fail(problem)
     try:
-        if args.replicates < 1:
-            raise ValueError(f"--replicates must be positive, got {args.replicates}")
+        if args.n_replicates < 1:
+            raise ValueError(f"--n-replicates must be positive, got {args.n_replicates}")
         scenario = make_scenario(args.scenario, design=args.design, scheme=args.scheme)
-        learner = None if args.learner is None else make_learner(args.learner, scenario.task)
+        learner = None if args.learner is None else make_learner(args.learner, task=scenario.task)
         names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
         methods = resolve_methods(names)
         options = check_method_options(methods, _options(args.option))
@@ -161,10 +165,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.backend == "dask":
             study = _with_dask(
-                args, lambda: run_study(scenario, learner, names, args.replicates, **kwargs)
+                args, lambda: run_study(scenario, learner, names, args.n_replicates, **kwargs)
             )
         else:
-            study = run_study(scenario, learner, names, args.replicates, **kwargs)
+            study = run_study(scenario, learner, names, args.n_replicates, **kwargs)
     except (ValueError, StoreInUseError) as error:
         return _fail(str(error).splitlines()[0])
     failed = study["flag"].str.startswith("error")

@@ -69,9 +69,9 @@ def _fail(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from bayescv.classical import cv_intervals, variance_estimates
-    from bayescv.classical.estimators import block_stats, gs_moments
+    from bayescv.classical import block_stats, cv_intervals, variance_estimates
     from bayescv.classical.paired import paired_comparison
+    from bayescv.classical.quadratic import gs_moments
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:

@@ -3,10 +3,11 @@
 Scenarios with known truth (:mod:`bayescv.compare.scenarios`), a registry of every interval
 method of the package (:mod:`bayescv.compare.registry`), a study runner that is resumable
 and runs on joblib or Dask (:func:`run_study`), summaries (:func:`summarize`) and plots
-(:mod:`bayescv.compare.plots`).
+(:mod:`bayescv.compare.plots`). Learners by name come from the one catalogue of
+:mod:`bayescv.cv.learners`.
 """
 
-from bayescv.compare.catalog import LEARNERS, SCENARIOS, make_learner, make_scenario
+from bayescv.compare.catalog import SCENARIOS, make_scenario
 from bayescv.compare.demo import demo_study, save_demo_plot
 from bayescv.compare.registry import (
     COSTS,
@@ -45,7 +46,6 @@ from bayescv.compare.summary import (
 __all__ = [
     "COSTS",
     "DESIGNS",
-    "LEARNERS",
     "SCENARIOS",
     "TIMING_VARIABLES",
     "TRUTHS",
@@ -67,7 +67,6 @@ __all__ = [
     "demo_study",
     "get_method",
     "load_study",
-    "make_learner",
     "make_scenario",
     "monte_carlo_truths",
     "register_method",

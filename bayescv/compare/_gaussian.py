@@ -3,30 +3,38 @@
 :class:`_Gaussian` draws sources around a common linear or logistic model and points within
 them; :class:`_GaussianPopulation` computes the true errors of a fitted model on those sources
 (exactly for linear learners, :mod:`bayescv.compare._truth`, else on a test sample). The public
-scenarios subclass :class:`_Gaussian` in :mod:`bayescv.compare.scenarios`, where they stay for
-pickling (joblib and Dask ship them to workers, and studies record their hash).
+scenarios subclass :class:`_Gaussian` in :mod:`bayescv.compare.scenarios`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import special
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from bayescv.compare._truth import linear_predictor, logistic_zero_one_error, squared_error
-from bayescv.compare.scenarios import (
+from bayescv.compare._scenario_base import (
     DESIGNS,
     Draw,
     Population,
     Scenario,
     _check_choice,
     _positive,
-    _Sources,
 )
+from bayescv.compare._truth import linear_predictor, logistic_zero_one_error, squared_error
 
 __all__: list[str] = []
+
+
+@dataclass
+class _Sources:
+    """Coefficients, intercepts and feature means of the sources of a Gaussian scenario."""
+
+    beta: np.ndarray  # (S, p)
+    intercept: np.ndarray  # (S,)
+    mean: np.ndarray  # (S, p)
 
 
 class _Gaussian(Scenario):
@@ -94,17 +102,7 @@ class _Gaussian(Scenario):
         return X, y
 
     def draw(self, rng: np.random.Generator) -> Draw:
-        """Draw one replicate (sources too, under ``"sources_redrawn"``).
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        Draw
-        """
+        """Draw one replicate (sources too, under ``"sources_redrawn"``): :meth:`Scenario.draw`."""
         redraw = self.design == "sources_redrawn"
         src = self._draw_sources(rng, self.sizes.size) if redraw else self._fixed
         X, y = self._points(src, self._index, rng)

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from bayescv.compare.registry import Method
+from typing import Any, Protocol
 
 __all__ = ["check_method_options", "keyword_names"]
+
+
+class _Optioned(Protocol):
+    """What the check reads of a :class:`bayescv.compare.registry.Method` (no import of it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def option_key(self) -> str: ...
+
+    @property
+    def option_names(self) -> tuple[str, ...] | None: ...
 
 
 def keyword_names(
@@ -42,7 +52,7 @@ def keyword_names(
 
 
 def check_method_options(
-    methods: Sequence[Method], method_options: Mapping[str, Mapping[str, Any]] | None
+    methods: Sequence[_Optioned], method_options: Mapping[str, Mapping[str, Any]] | None
 ) -> dict[str, dict[str, Any]]:
     """Check options per method against the selected methods; return them as plain dicts.
 
@@ -79,7 +89,7 @@ def check_method_options(
         raise ValueError(
             f"method_options must map method names to options, got {type(method_options).__name__}"
         )
-    by_key: dict[str, Method] = {}
+    by_key: dict[str, _Optioned] = {}
     for m in methods:
         by_key.setdefault(m.option_key, m)
     selected = ", ".join(by_key)

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from sklearn.base import clone
 
 from bayescv._provenance import child_seeds
 from bayescv.compare._context import Context, _name_seed
 from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
-from bayescv.cv.loss_functions import Loss
+from bayescv.cv import Loss, _fold_losses
 from bayescv.losses import from_arrays
+from bayescv.moments import block_moments
 
 __all__ = ["run_replicate"]
 
@@ -68,34 +68,30 @@ def _seeded(learner: Any, seed: int) -> Any:
     return clone(learner).set_params(**unset) if unset else learner
 
 
-def _cross_validate(learner, X, y, folds, loss, keep: bool):
-    n = len(y)
-    values = np.empty(n)
-    models = []
-    stats = np.empty((len(folds), 4))
-    for k, (train, test) in enumerate(folds):
-        model = clone(learner).fit(X[train], y[train])
-        pred = getattr(model, loss.response_method)(X[test])
-        e = loss(y[test], pred, getattr(model, "classes_", None))
-        values[test] = e
-        mean = e.mean()
-        stats[k] = (test.size, e.sum(), e @ e, ((e - mean) ** 2).sum())
-        if keep:
-            models.append(model)
-    return values, stats, models
+def _cross_validate(spec: _Spec, learner: Any, draw: Any, folds: list, keep: bool):
+    """Return the replicate's loss table, block moments and (if `keep`) fold models.
 
-
-def _moments(stats: np.ndarray, labels: np.ndarray, scheme: str, loss_name: str) -> xr.Dataset:
-    """Build the block moments Dataset of :func:`bayescv.block_moments` from the fold sums."""
-    data = {
-        "n": ("block", stats[:, 0].astype(np.int64)),
-        "S": ("block", stats[:, 1]),
-        "Q": ("block", stats[:, 2]),
-        "W": ("block", stats[:, 3]),
-    }
-    return xr.Dataset(
-        data, coords={"block": labels}, attrs={"scheme": scheme, "loss_name": loss_name}
+    The fits run through the CV runner's core (:func:`bayescv.cv._fold_losses`, as in
+    :func:`bayescv.cv.cross_val_losses`) and the moments come from
+    :func:`bayescv.moments.block_moments`, so a replicate's closed-form intervals equal
+    ``cv_intervals(cross_val_losses(...))`` on the same data and folds.
+    """
+    values, models = _fold_losses(learner, draw.X, draw.y, folds, spec.loss, return_estimator=keep)
+    tests = [test for _, test in folds]
+    if spec.scenario.scheme == "source":
+        labels = np.array([draw.groups[test[0]] for test in tests])
+    else:
+        labels = np.arange(len(folds))
+    rows = np.concatenate(tests)
+    table = from_arrays(
+        np.concatenate(values),
+        np.repeat(labels, [test.size for test in tests]),
+        source=None if draw.groups is None else np.asarray(draw.groups)[rows],
+        index=rows,
+        scheme=spec.scenario.scheme,
+        loss_name=spec.loss.name,
     )
+    return table, block_moments(table), models or []
 
 
 def _truths(spec: _Spec, learner, draw, folds, models, seed: int) -> np.ndarray:
@@ -214,30 +210,17 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
         learner = _seeded(spec.learner, learner_seed)
         folds = scenario.folds(draw, cv_seed)
         keep = "kfold_test_error" in spec.truths
-        values, stats, models = _cross_validate(learner, draw.X, draw.y, folds, spec.loss, keep)
-        if scenario.scheme == "source":
-            labels = np.array([draw.groups[test[0]] for _, test in folds])
-        else:
-            labels = np.arange(len(folds))
-        moments = _moments(stats, labels, scenario.scheme, spec.loss.name)
+        table, moments, models = _cross_validate(spec, learner, draw, folds, keep)
         t_cv = time.perf_counter()
         truth = (
             _truths(spec, learner, draw, folds, models, truth_seed) if spec.truths else np.empty(0)
         )
         t_truth = time.perf_counter()
 
-        def table() -> xr.Dataset:
-            block = np.empty(len(values), dtype=labels.dtype)
-            for label, (_, test) in zip(labels, folds, strict=True):
-                block[test] = label
-            return from_arrays(
-                values, block, source=draw.groups, scheme=scenario.scheme, loss_name=spec.loss.name
-            )
-
         context = Context(
             X=draw.X, y=draw.y, groups=draw.groups, learner=learner, loss=spec.loss,
             scheme=scenario.scheme, n_splits=len(folds), level=spec.level, seed=method_seed,
-            moments=moments, table=table,
+            moments=moments, table=lambda: table,
         )  # fmt: skip
         n_out = len(spec.outputs)
         result = {name: np.full(n_out, np.nan) for name in _PER_METHOD}
@@ -282,9 +265,9 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
     messages = dict.fromkeys(caught)
     result.update(
         replicate=replicate, seed=seed, flag=flags, truth=truth,
-        mu_hat=float(stats[:, 1].sum() / stats[:, 0].sum()),
-        block_n=stats[:, 0], block_S=stats[:, 1], block_W=stats[:, 3],
-        block_label=labels.astype(str), warnings=" | ".join(messages)[:1000],
+        mu_hat=float(moments["S"].values.sum() / moments["n"].values.sum()),
+        block_n=moments["n"].values, block_S=moments["S"].values, block_W=moments["W"].values,
+        block_label=moments["block"].values.astype(str), warnings=" | ".join(messages)[:1000],
         time_sample=t_sample - started, time_cv=t_cv - t_sample, time_truth=t_truth - t_cv,
         time_methods=done - t_truth, time_total=done - started,
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""The Geras–Sutton protocol on a real multi-source data set (sources fixed or redrawn)."""
+"""The protocol of Geras & Sutton (2013, §6) on a real multi-source data set."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import joblib
 import numpy as np
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from bayescv.compare.scenarios import (
+from bayescv.compare._scenario_base import (
     DESIGNS,
     Draw,
     Population,
@@ -182,17 +182,7 @@ class ResampledSources(Scenario):
         return np.array([self._rows[j].size for j in chosen], dtype=np.int64)
 
     def draw(self, rng: np.random.Generator) -> Draw:
-        """Draw one replicate: sources (redrawn design), then points within each.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        Draw
-        """
+        """Draw sources (redrawn design), then points within each: :meth:`Scenario.draw`."""
         if self.design == "sources_redrawn":
             chosen = np.sort(rng.choice(self.labels.size, self.n_sources, replace=False))
         else:

@@ -18,7 +18,9 @@ machines on some network file systems: do not point studies on two machines at o
 A study killed at any moment leaves complete part files only. Started again with the same
 store and settings, it loads the stored replicates, computes only the missing ones, and
 writes the whole: no replicate is lost or repeated. A finished store can be extended with
-more replicates the same way.
+more replicates the same way. The settings record the layout, ``store_format``
+(:data:`STORE_FORMAT`): a store of another layout, such as one written before bayescv 1.0
+(dimension ``method``, no ``store_format``), is refused in one line, never resumed or loaded.
 
 Loading a store changes no file. Temporary files carry the host and process id of their
 writer (``.part-…nc.<host>-<pid>-<random>.tmp``); on finishing, a store removes the files it
@@ -38,7 +40,7 @@ import shutil
 import socket
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,11 @@ import xarray as xr
 
 from bayescv._provenance import created_now
 
-__all__ = ["StoreInUseError", "StudyStore", "normalize"]
+__all__ = ["STORE_FORMAT", "StoreInUseError", "StudyStore", "check_format", "normalize"]
+
+#: Layout of what a store holds, recorded in its settings (``store_format``); a store of
+#: another format is refused with a message saying why, never resumed or loaded as it is.
+STORE_FORMAT = 1
 
 # netCDF4 writes small files about four times faster than h5netcdf (a required dependency);
 # both write NetCDF-4 (HDF5) files that either reads.
@@ -74,6 +80,46 @@ def normalize(ds: xr.Dataset) -> xr.Dataset:
             )
             (coords if name in ds.coords else data)[name] = (var.dims, values, var.attrs)
     return ds.assign_coords(coords).assign(data) if coords or data else ds
+
+
+def check_format(settings: dict[str, Any] | None, dims: Collection[str], where: Any) -> None:
+    """Refuse, in one line, a study written with another layout than this bayescv's.
+
+    Parameters
+    ----------
+    settings : dict or None
+        The stored settings (None: the file has none, e.g. a part file).
+    dims : collection of str
+        The stored dimension names (``ds.sizes``; empty for a manifest).
+    where : str or path-like
+        The file, named in the message.
+
+    Raises
+    ------
+    ValueError
+        For a store written before bayescv 1.0 (a ``method`` dimension, or settings without
+        ``store_format``) or with another :data:`STORE_FORMAT`.
+
+    Examples
+    --------
+    >>> check_format({"store_format": STORE_FORMAT}, ("replicate", "method_name"), "s.nc")
+    >>> check_format({"seed": 0}, ("replicate", "method"), "s.nc")
+    Traceback (most recent call last):
+    ...
+    ValueError: s.nc holds a study written before bayescv 1.0 (dimension 'method', now 'method_name', and settings of another form): it can be neither resumed nor loaded; run the study again into a new store
+    """
+    stored = None if settings is None else settings.get("store_format")
+    if "method" in dims or (settings is not None and stored is None):
+        raise ValueError(
+            f"{where} holds a study written before bayescv 1.0 (dimension 'method', now "
+            "'method_name', and settings of another form): it can be neither resumed nor "
+            "loaded; run the study again into a new store"
+        )
+    if stored is not None and stored != STORE_FORMAT:
+        raise ValueError(
+            f"{where} holds a study of store format {stored!r}, this bayescv reads format "
+            f"{STORE_FORMAT}: run the study again into a new store, or use the bayescv that wrote it"
+        )
 
 
 def _host_tag() -> str:
@@ -139,17 +185,21 @@ class StudyStore:
         """Return the settings of what is stored, or None for an empty store."""
         if self.manifest.exists():
             try:
-                return json.loads(self.manifest.read_text(encoding="utf-8"))
+                settings = json.loads(self.manifest.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
                 raise ValueError(
                     f"the store's manifest {self.manifest} is unreadable ({_first_line(error)}); "
                     f"delete the directory {self.parts} (its replicates will be computed again)"
                 ) from error
+            check_format(settings, (), self.manifest)
+            return settings
         if self.path.exists():
             with self._open_final() as ds:
                 if "settings" not in ds.attrs:
                     raise ValueError(f"{self.path} is not a study written by run_study")
-                return json.loads(ds.attrs["settings"])
+                settings = json.loads(ds.attrs["settings"])
+                check_format(settings, ds.sizes, self.path)
+                return settings
         return None
 
     def start(self, settings: dict[str, Any]) -> None:
@@ -177,8 +227,7 @@ class StudyStore:
         """
         chunks = []
         if self.path.exists():
-            with self._open_final() as ds:
-                chunks.append(normalize(ds.load()))
+            chunks.append(self.load_final())
         if self.parts.is_dir():
             for part in sorted(self.parts.glob("part-*.nc")):
                 try:
@@ -190,9 +239,17 @@ class StudyStore:
                         f"the store's part file {part} is unreadable ({_first_line(error)}); "
                         "delete it and run again: its replicates will be computed again"
                     ) from error
+                check_format(None, ds.sizes, part)
                 self._seen.add(part)
                 chunks.append(normalize(ds))
         return chunks
+
+    def load_final(self) -> xr.Dataset:
+        """Return the finished study in memory, refusing one of another layout."""
+        with self._open_final() as ds:
+            settings = json.loads(ds.attrs["settings"]) if "settings" in ds.attrs else None
+            check_format(settings, ds.sizes, self.path)
+            return normalize(ds.load())
 
     def has_parts(self) -> bool:
         """Tell whether there is a manifest, or parts to merge into the final file."""

@@ -146,18 +146,11 @@ def logistic_zero_one_error(
 
     Parameters
     ----------
-    w : ndarray of shape (p,)
-        Fitted weights.
-    b : float
-        Fitted intercept.
-    beta : ndarray of shape (S, p)
-        True coefficients of each source.
-    a : ndarray of shape (S,)
-        True intercepts.
-    mean : ndarray of shape (S, p)
-        Feature means.
-    cov : ndarray of shape (p, p)
-        Feature covariance.
+    w, b : ndarray of shape (p,), float
+        The fitted rule's weights and intercept.
+    beta, a, mean, cov : ndarray of shapes (S, p), (S,), (S, p), (p, p)
+        The sources, as in :func:`squared_error`: true coefficients and intercepts,
+        feature means and the shared feature covariance.
 
     Returns
     -------

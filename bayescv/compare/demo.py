@@ -34,7 +34,7 @@ def demo_study(
 ) -> str:
     """Run the demo study and return its printed summary.
 
-    200 replicates of Bates et al.'s logistic setting (n = 100, p = 20, Bayes error 33%,
+    200 replicates of the logistic setting of Bates et al. (2024) (n = 100, p = 20, Bayes error 33%,
     10-fold CV of an unregularised logistic regression), six closed-form interval methods,
     nominal coverage 90%: about 20 s on one core.
 
@@ -62,7 +62,7 @@ def demo_study(
     )  # fmt: skip
     text = (
         "Coverage study: how often do the intervals contain the truth?\n"
-        "Bates et al.'s setting: logistic regression, n = 100, p = 20, Bayes error 33%, 10-fold CV.\n"
+        "Setting of Bates et al. (2024): logistic regression, n = 100, p = 20, Bayes error 33%, 10-fold CV.\n"
         "err_xy: error of the model fitted on the data set (exact); err: its mean over data sets.\n\n"
         + summary_table(summarize(study))
     )

@@ -33,6 +33,16 @@ def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
     return list(methods)
 
 
+def _against_setting(ax: Any, xs: Sequence[Any], xlabel: str, ylabel: str) -> Any:
+    """Finish a plot against a setting: log x axis ticked at the settings, labels, legend."""
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
+    return ax
+
+
 def plot_coverage(
     summaries: Mapping[Any, xr.Dataset],
     *,
@@ -43,7 +53,7 @@ def plot_coverage(
 ) -> Any:
     """Coverage of one target against a setting (M, K, ...), with ±2 MC standard errors.
 
-    As Geras & Sutton's Fig. 6 plots estimators against M; the dashed line is the nominal
+    As Fig. 6 of Geras & Sutton (2013) plots estimators against M; the dashed line is the nominal
     coverage.
 
     Parameters
@@ -80,12 +90,7 @@ def plot_coverage(
             se.append(float(s["coverage_se"].sel(target=target)))
         ax.errorbar(xs, p, yerr=2 * np.asarray(se), marker="o", ms=4, capsize=2, label=name)
     ax.axhline(float(first.attrs.get("level", np.nan)), ls="--", color="0.4", lw=1)
-    ax.set_xscale("log")
-    ax.set_xticks(xs, [str(x) for x in xs])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(f"coverage of {target} (±2 MC s.e.)")
-    ax.legend(fontsize="small")
-    return ax
+    return _against_setting(ax, xs, xlabel, f"coverage of {target} (±2 MC s.e.)")
 
 
 def plot_theta(study: xr.Dataset, *, methods: Sequence[str] | None = None, ax: Any = None) -> Any:
@@ -125,7 +130,7 @@ def plot_decomposition(
     ax: Any = None,
     label: str = "",
 ) -> Any:
-    """σ/ω/γ terms of the true θ against a setting (Geras & Sutton's Fig. 4).
+    """σ/ω/γ terms of the true θ against a setting (Fig. 4 of Geras & Sutton 2013).
 
     Parameters
     ----------
@@ -157,13 +162,8 @@ def plot_decomposition(
         values = [float(decompositions[x][key]) for x in xs]
         style = {"color": "k", "lw": 2} if key == "theta" else {}
         ax.plot(xs, np.abs(values), marker="o", ms=4, label=f"{label}{text}", **style)
-    ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(xs, [str(x) for x in xs])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("|contribution to Var(μ̂)|")
-    ax.legend(fontsize="small")
-    return ax
+    return _against_setting(ax, xs, xlabel, "|contribution to Var(μ̂)|")
 
 
 def plot_intervals(
@@ -234,7 +234,7 @@ def plot_summary(
     targets : sequence of str, optional
         Targets; default all of the summary.
     methods : sequence of str, optional
-        Methods; default all.
+        Methods, one group of bars each in this order; default all of the summary.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on.
 

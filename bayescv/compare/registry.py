@@ -170,7 +170,7 @@ def bootstrap(
 
 
 def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset:
-    """Bates et al.'s nested CV (:func:`bayescv.nested.nested_cv`); grouped under CVS.
+    """Nested CV of Bates et al. (2024) (:func:`bayescv.nested.nested_cv`); grouped under CVS.
 
     Options are passed on (``n_repeats``, ``bias_correction``, ...). Default ``n_splits``:
     the study's K for random CV; for CVS ``min(10, n_sources // 2)`` (two sources per fold).
@@ -265,8 +265,8 @@ def _scheme_target(random: str, source: str) -> Callable[[str], str]:
 
 
 _DESCRIPTIONS = {
-    "naive_points": "naive CV: sd of all losses / sqrt(N) (Bates et al. eq. 5)",
-    "naive_folds": "naive CV: sd of the fold means / sqrt(K) (Bates et al. eq. 9)",
+    "naive_points": "naive CV: sd of all losses / sqrt(N) (Bates et al. 2024, eq. 5)",
+    "naive_folds": "naive CV: sd of the fold means / sqrt(K) (Bates et al. 2024, eq. 9)",
     "nadeau_bengio": "corrected resampled t (Nadeau & Bengio 2003)",
     "bayle_within": "within-fold variance (Bayle et al. 2020)",
     "bayle_all_pairs": "all-pairs variance (Bayle et al. 2020)",
@@ -304,7 +304,7 @@ def _load_nested() -> Method:
         raise ImportError("bayescv.nested has no nested_cv")
     return Method(
         "nested_cv", nested, _scheme_target("err_xy", "ose"), "refit",
-        description="nested CV (Bates et al.), n_repeats x (K + K(K-1)/2) fits",
+        description="nested CV (Bates et al. 2024), n_repeats x (K + K(K-1)/2) fits",
         options=keyword_names(module.nested_cv, drop=_NESTED_SET),
     )  # fmt: skip
 

@@ -10,16 +10,16 @@ Designs (``design``), recorded by every study:
 * ``"iid"``: points i.i.d. from one population (:class:`BatesLogistic`,
   :class:`GaussianLinear`);
 * ``"sources_fixed"``: the sources are drawn once and kept; each replicate redraws only the
-  points within them (Geras & Sutton §6). Truths: ``expected_cv`` and the true θ (over
+  points within them (Geras & Sutton 2013, §6). Truths: ``expected_cv`` and the true θ (over
   replicates), ``err_xy``, ``kfold_test_error``;
 * ``"sources_redrawn"``: every replicate draws new sources. Truths: the new-source error
   ``ose_xy`` of the replicate's model and its mean over replicates, the population-level
   ``ose`` (Geras & Sutton 2013, eq. 3), besides ``err_xy`` and ``kfold_test_error``.
 
 Per-replicate truths (see :data:`TRUTHS`): ``err_xy``, the error on fresh points from the
-data's own sources of the model fitted on all the data (Bates et al.'s Err_XY);
+data's own sources of the model fitted on all the data (Err_XY of Bates et al. 2024);
 ``kfold_test_error``, the mean conditional error of the K fold models, each on fresh points
-like its test points (Bayle et al.); ``ose_xy``, the error of the full-data model on new
+like its test points (Bayle et al. 2020); ``ose_xy``, the error of the full-data model on new
 sources. Synthetic scenarios compute them exactly for linear learners
 (:mod:`bayescv.compare._truth`) and on a large test sample otherwise; :class:`ResampledSources`
 computes them exactly on the empirical distribution of each source.
@@ -27,14 +27,21 @@ computes them exactly on the empirical distribution of each source.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection import KFold, LeaveOneGroupOut
 
+from bayescv.compare._gaussian import _Gaussian
+from bayescv.compare._resampled import ResampledSources
+from bayescv.compare._scenario_base import (
+    DESIGNS,
+    TRUTHS,
+    Draw,
+    Population,
+    Scenario,
+    _positive,
+)
 from bayescv.compare._truth import bates_coefficient
 
 __all__ = [
@@ -51,154 +58,9 @@ __all__ = [
     "bates_coefficient",
 ]
 
-#: Sampling designs.
-DESIGNS = ("iid", "sources_fixed", "sources_redrawn")
-#: Truths a scenario computes per replicate.
-TRUTHS = ("err_xy", "kfold_test_error", "ose_xy")
-
-
-class Population(ABC):
-    """What a replicate's data were drawn from; computes true errors of fitted models.
-
-    Attributes
-    ----------
-    weights : ndarray of shape (S,)
-        Share of the data points from each training source (one source for i.i.d. data).
-    source_index : ndarray of shape (n_samples,)
-        Training-source position (0 … S−1) of every data row.
-    """
-
-    weights: np.ndarray
-    source_index: np.ndarray
-
-    @abstractmethod
-    def source_errors(self, model: Any, loss: Any, rng: np.random.Generator) -> np.ndarray:
-        """Return the expected loss of `model` on fresh points of each training source, shape (S,)."""
-
-    def new_source_error(self, model: Any, loss: Any, rng: np.random.Generator) -> float:
-        """Return the expected loss of `model` on a point from a new source."""
-        raise NotImplementedError(f"{type(self).__name__} has no new sources")
-
-
-@dataclass
-class Draw:
-    """One replicate's data and the population they came from."""
-
-    X: np.ndarray
-    y: np.ndarray
-    groups: np.ndarray | None
-    population: Population
-
-
-class Scenario(ABC):
-    """A data-generating process with known truth (see the module docs).
-
-    Subclasses set ``name``, ``task`` (``"classification"`` or ``"regression"``),
-    ``design``, ``scheme`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
-    and ``n_splits``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
-    """
-
-    name: str = "scenario"
-    task: str = "regression"
-    design: str = "iid"
-    scheme: str = "random"
-    n_splits: int = 10
-
-    @abstractmethod
-    def draw(self, rng: np.random.Generator) -> Draw:
-        """Draw one replicate's data, with its population."""
-
-    @abstractmethod
-    def default_learner(self) -> Any:
-        """Return the learner the scenario is studied with by default."""
-
-    @abstractmethod
-    def params(self) -> dict[str, Any]:
-        """Return the settings as a JSON-serialisable dict (recorded by studies)."""
-
-    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Any]:
-        """Draw one data set.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        X : ndarray of shape (n_samples, n_features)
-        y : ndarray of shape (n_samples,)
-        groups : ndarray of shape (n_samples,) or None
-            Source of each point (None for i.i.d. scenarios).
-        """
-        draw = self.draw(rng)
-        return draw.X, draw.y, draw.groups
-
-    def default_loss(self) -> str:
-        """Return ``"zero_one"`` for classification, ``"squared"`` for regression."""
-        return "zero_one" if self.task == "classification" else "squared"
-
-    def truth_names(self) -> tuple[str, ...]:
-        """Per-replicate truths this scenario computes (``ose_xy`` only with new sources)."""
-        if self.design == "sources_redrawn":
-            return TRUTHS
-        return TRUTHS[:2]
-
-    def folds(self, draw: Draw, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Return the CV folds of one replicate: shuffled K-fold, or leave one source out.
-
-        Parameters
-        ----------
-        draw : Draw
-            The replicate's data.
-        seed : int
-            Seed of the shuffle.
-
-        Returns
-        -------
-        list of (train, test) int arrays
-        """
-        if self.scheme == "source":
-            splits = LeaveOneGroupOut().split(draw.X, draw.y, draw.groups)
-        else:
-            splits = KFold(self.n_splits, shuffle=True, random_state=seed).split(draw.X)
-        return [(np.asarray(tr, np.int64), np.asarray(te, np.int64)) for tr, te in splits]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({inner})"
-
-
-def _check_choice(value: str, allowed: Sequence[str], name: str) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-    return value
-
-
-def _positive(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-@dataclass
-class _Sources:
-    """Coefficients, intercepts and feature means of the sources of a Gaussian scenario."""
-
-    beta: np.ndarray  # (S, p)
-    intercept: np.ndarray  # (S,)
-    mean: np.ndarray  # (S, p)
-
-
-# Imported here, not at the top: they subclass Scenario and Population and use the helpers
-# above. The public classes below, and _Sources (held by them), stay in this module so that
-# their pickles, and the study hashes made from them, keep their path.
-from bayescv.compare._gaussian import _Gaussian  # noqa: E402
-from bayescv.compare._resampled import ResampledSources  # noqa: E402
-
 
 class BatesLogistic(_Gaussian):
-    """Bates et al.'s low-dimensional logistic setting (their Table 1).
+    """The low-dimensional logistic setting of Bates et al. (2024), their Table 1.
 
     x ~ N(0, I_p), P(y = 1 | x) = expit(c (x₁ + x₂ + x₃)), c set for the Bayes error; n
     points, K-fold CV of an unregularised logistic regression, zero-one loss.

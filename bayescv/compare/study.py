@@ -4,7 +4,7 @@
 seed), runs one CV per replicate, every selected method, and computes the replicate's
 truths; the result is an :class:`xarray.Dataset`:
 
-* dims ``(replicate, method)``: ``estimate``, ``lower``, ``upper``, ``se``, ``theta_hat``
+* dims ``(replicate, method_name)``: ``estimate``, ``lower``, ``upper``, ``se``, ``theta_hat``
   (the method's variance estimate: θ̂ for closed-form methods, se² otherwise),
   ``runtime`` (seconds), ``flag`` (``""``, ``"negative_variance"``, ``"error: ..."``);
   coords ``method_target`` (the estimand the method declares) and ``method_cost``;
@@ -42,7 +42,8 @@ from tqdm.auto import tqdm
 from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
-from bayescv.compare._store import StudyStore, normalize
+from bayescv.compare._scenario_base import scenario_hash
+from bayescv.compare._store import STORE_FORMAT, StudyStore, normalize
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv.loss_functions import Loss, get_loss
@@ -137,10 +138,11 @@ def _concat(pieces: Sequence[xr.Dataset]) -> xr.Dataset:
 
 def _settings(spec: _Spec, seed: int, method_names: Sequence[str]) -> dict[str, Any]:
     return {
+        "store_format": STORE_FORMAT,
         "scenario": spec.scenario.name,
         "scenario_class": type(spec.scenario).__name__,
         "scenario_params": spec.scenario.params(),
-        "scenario_hash": joblib.hash(spec.scenario),
+        "scenario_hash": scenario_hash(spec.scenario),
         "learner": repr(spec.learner),
         "learner_hash": joblib.hash(spec.learner),
         "loss": spec.loss.name,
@@ -187,7 +189,8 @@ def run_study(
     n_replicates : int, default 100
         Replicates; with a store, more than stored extends the study.
     level : float, default 0.95
-        Nominal coverage (Bates et al. use 0.90).
+        Nominal coverage; a study reproducing Bates et al. (2024) passes their
+        ``level=0.90``.
     loss : str, Loss or callable, optional
         Default: the scenario's (zero-one or squared).
     truths : sequence of str, optional
@@ -369,12 +372,17 @@ def load_study(path: str | Any) -> xr.Dataset:
     -------
     xarray.Dataset
         The study, in memory, strings as numpy ``str``.
+
+    Raises
+    ------
+    ValueError
+        For a missing or unreadable file, or a study written before bayescv 1.0 (or with
+        another store format): the message says so; run such a study again.
     """
     store = StudyStore(path)
     if not store.path.exists():
         raise ValueError(f"{path}: no such study")
-    with store._open_final() as ds:
-        return normalize(ds.load())
+    return store.load_final()
 
 
 def _flush(buffer, spec, targets, target_store) -> xr.Dataset:

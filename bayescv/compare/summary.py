@@ -4,7 +4,7 @@ Truths come in two kinds:
 
 * per replicate, from the study (``err_xy``, ``kfold_test_error``, ``ose_xy``);
 * Monte Carlo, one number over the study's replicates (:func:`monte_carlo_truths`):
-  ``err`` = mean of ``err_xy`` (Bates et al.'s Err), ``ose`` = mean of ``ose_xy`` (the
+  ``err`` = mean of ``err_xy`` (Err of Bates et al. 2024), ``ose`` = mean of ``ose_xy`` (the
   population new-source error; Geras & Sutton 2013, eq. 3), ``expected_cv`` = mean of the CV estimate μ̂,
   and the true θ = Var(μ̂) (sample variance over replicates; its σ/ω/γ decomposition is
   :func:`decompose`).
@@ -154,7 +154,7 @@ def summarize(
     truths: Mapping[str, float] | None = None,
     reference: str = "naive_points",
 ) -> xr.Dataset:
-    """Coverage per (method, target) with Monte Carlo errors, and per-method summaries.
+    """Coverage per (method_name, target) with Monte Carlo errors, and per-method summaries.
 
     Parameters
     ----------
@@ -166,7 +166,7 @@ def summarize(
     truths : mapping of str to float, optional
         Replace Monte Carlo truths by known values (say, Err from a larger run).
     reference : str, default "naive_points"
-        Method the widths are compared with (Bates et al.'s naive CV interval).
+        Method the widths are compared with (the naive CV interval of Bates et al. 2024).
 
     Returns
     -------

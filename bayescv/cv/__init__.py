@@ -3,27 +3,34 @@
 * :func:`cross_val_losses` runs random K-fold (CVR), leave-one-source-out (CVS) or any
   scikit-learn splitter, repeated if asked; :func:`bootstrap_cv_losses` runs the same CV on
   bootstrap resamples of the data. Both return a loss table (:mod:`bayescv.losses`).
-* :func:`balanced_group_folds` splits sources into folds of about equal size.
+* :func:`balanced_group_folds` splits groups into folds of about equal size.
 * :mod:`bayescv.cv.loss_functions`: the per-point losses (:data:`LOSSES`, :func:`get_loss`,
   :func:`make_loss`) and the prediction method each needs.
-* :mod:`bayescv.cv.learners`: the one catalogue of learners chosen by name, used by the
-  command line and the comparison module.
+* :mod:`bayescv.cv.learners`: the one catalogue of learners chosen by name
+  (:data:`LEARNERS`, :func:`make_learner`, :func:`learner_task`), used by the command line
+  and the comparison module.
+
+``_fold_losses`` (not public) is the fit-and-loss core every runner uses, the coverage
+studies of :mod:`bayescv.compare` included: it is exported here so that they need no
+import of this package's private modules.
 """
 
-from bayescv.cv._runner import balanced_group_folds, bootstrap_cv_losses, cross_val_losses
-from bayescv.cv.learners import MODEL_NAMES, TASKS, make_model, model_task
+from bayescv.cv._fit import _fold_losses as _fold_losses  # for bayescv.compare
+from bayescv.cv._runner import bootstrap_cv_losses, cross_val_losses
+from bayescv.cv._splits import balanced_group_folds
+from bayescv.cv.learners import LEARNERS, TASKS, learner_task, make_learner
 from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, make_loss
 
 __all__ = [
+    "LEARNERS",
     "LOSSES",
-    "MODEL_NAMES",
     "TASKS",
     "Loss",
     "balanced_group_folds",
     "bootstrap_cv_losses",
     "cross_val_losses",
     "get_loss",
+    "learner_task",
+    "make_learner",
     "make_loss",
-    "make_model",
-    "model_task",
 ]

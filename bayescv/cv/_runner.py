@@ -10,30 +10,33 @@ table does not depend on ``n_jobs``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import xarray as xr
-from joblib import Parallel, delayed
-from sklearn import get_config
-from sklearn.base import clone
-from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut
 from sklearn.utils import _safe_indexing, indexable
-from sklearn.utils.metadata_routing import get_routing_for_object
-from sklearn.utils.validation import _num_samples
-from tqdm.auto import tqdm
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.cv._fit import _check_features, _fold_losses, _route_params
+from bayescv.cv._splits import (
+    DEFAULT_N_SPLITS,
+    _check_partition,
+    _describe,
+    _is_int,
+    _materialise,
+    _resample,
+    _reseeded,
+    _splitter,
+    _stratifies,
+    balanced_group_folds,
+)
 from bayescv.cv.loss_functions import Loss, get_loss
 from bayescv.losses import from_arrays
 
-__all__ = ["balanced_group_folds", "bootstrap_cv_losses", "cross_val_losses"]
-
-DEFAULT_N_SPLITS = 10
+__all__ = ["bootstrap_cv_losses", "cross_val_losses"]
 
 
 @dataclass
@@ -55,7 +58,8 @@ def cross_val_losses(
     n_repeats: int = 1,
     random_state: int | np.random.Generator | None = None,
     n_jobs: int | None = None,
-    fit_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    return_estimator: bool = False,
     progress: bool = False,
 ) -> xr.Dataset:
     """Run CV and return the loss of every test point.
@@ -71,12 +75,17 @@ def cross_val_losses(
         Targets.
     groups : array-like of shape (n_samples,), optional
         Source label of each point. With ``cv=None`` this runs leave-one-source-out (CVS);
-        with an int, shuffled :class:`~sklearn.model_selection.GroupKFold`.
+        with an int, shuffled :class:`~sklearn.model_selection.GroupKFold` (for classifiers
+        too: sources stay whole). Given to a splitter only if it uses groups. With metadata
+        routing enabled it may be passed in `params` instead, as scikit-learn asks.
     cv : int, splitter or iterable of (train, test), optional
-        As in :func:`sklearn.model_selection.check_cv`, except that an int means a
-        *shuffled* K-fold (random partition, seeded from `random_state`). Default: 10-fold
-        without `groups`, leave-one-group-out with them. The test sets must partition the
-        data: every point tested exactly once per replicate.
+        As in :func:`sklearn.model_selection.check_cv`: without `groups`, an int means
+        :class:`~sklearn.model_selection.StratifiedKFold` when `estimator` is a classifier
+        and `y` binary or multiclass, else :class:`~sklearn.model_selection.KFold`. Unlike
+        scikit-learn, these are *shuffled*, seeded from `random_state`: the theory of random
+        K-fold CV needs a random partition. ``None`` means leave-one-group-out with `groups`,
+        else ``cv=10``. The test sets must partition the data: every point tested exactly
+        once per replicate.
     loss : str, Loss or callable, optional
         ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``, or
         ``loss(y_true, y_pred) -> per-point array``. Default: zero-one for classifiers,
@@ -91,8 +100,23 @@ def cross_val_losses(
         attribute.
     n_jobs : int, optional
         Parallel fits (joblib); the result is identical for any value.
-    fit_params : mapping, optional
-        Extra keyword arguments for ``fit``.
+    params : mapping, optional
+        Metadata, as in :func:`sklearn.model_selection.cross_validate`. With metadata routing
+        disabled (scikit-learn's default) every entry goes to the estimator's ``fit``;
+        per-sample values (length ``n_samples``, e.g. ``sample_weight``) are indexed by each
+        fold's training rows. With ``sklearn.set_config(enable_metadata_routing=True)`` they
+        are routed with :func:`~sklearn.utils.metadata_routing.process_routing`: to ``fit``
+        what the estimator requests (``set_fit_request``), to the splitter what it requests;
+        an entry the estimator accepts but was not told to request raises
+        :class:`~sklearn.exceptions.UnsetMetadataPassedError`, one that nothing accepts a
+        TypeError.
+    return_estimator : bool, default False
+        Also keep the fitted model of every fold, as the object-dtype variable
+        ``estimator`` on a new dim ``fold`` (dims ``(replicate, fold)`` with replicates),
+        in the order of the blocks (``estimator[k]`` was tested on the k-th block of the
+        table; a replicate with fewer folds has None at the end). The return type does not
+        change. A table holding models cannot be written to a file:
+        ``table.drop_vars("estimator")`` first.
     progress : bool, default False
         Show a progress bar over fits.
 
@@ -101,7 +125,8 @@ def cross_val_losses(
     xarray.Dataset
         A loss table (:mod:`bayescv.losses`). ``block`` is the held-out source's label when
         every test fold is exactly one source, else the fold number; ``scheme`` is
-        ``"source"`` when no source is split across folds, else ``"random"``.
+        ``"source"`` when no source is split across folds, else ``"random"``. With
+        `return_estimator`, also the variable ``estimator``.
 
     Raises
     ------
@@ -120,23 +145,37 @@ def cross_val_losses(
     >>> table = cross_val_losses(Ridge(), X, y, cv=5, random_state=0)
     >>> table.sizes["obs"], int(table["block"].max()) + 1
     (60, 5)
+
+    A classifier gets stratified folds; the fitted models come with ``return_estimator``:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> table = cross_val_losses(LogisticRegression(), X, y, cv=3, random_state=0,
+    ...                          return_estimator=True)
+    >>> table.attrs["cv"].startswith("StratifiedKFold"), table["estimator"].sizes
+    (True, Frozen({'fold': 3}))
     """
+    fit_params, split_params, groups = _route_params(
+        "cross_val_losses", estimator, cv if hasattr(cv, "split") else None, params, groups
+    )
     X, y, groups = indexable(X, y, groups)
     _check_features(X)
     _check_repeats(n_repeats)
     loss_fn = get_loss(loss, estimator)
     seed = resolve_seed(random_state)
+    stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
     n = len(y)
     plans = []
     for rep_seed in child_seeds(seed, n_repeats):
-        splitter = _splitter(cv, groups, rep_seed, replicated=n_repeats > 1)
-        folds = _materialise(splitter, X, y, groups)
+        splitter = _splitter(cv, groups, rep_seed, stratify=stratify, replicated=n_repeats > 1)
+        folds = _materialise(splitter, X, y, groups, split_params)
         _check_partition(folds, n)
         plans.append(_Plan(folds, _describe(splitter)))
     return _run(
         estimator, X, y, groups, plans, loss_fn, seed=seed,
-        replicate_kind="repeat" if n_repeats > 1 else None,
-        n_jobs=n_jobs, fit_params=fit_params, progress=progress,
+        replicate_kind="repeat" if n_repeats > 1 else None, n_jobs=n_jobs,
+        fit_params=fit_params, progress=progress, return_estimator=return_estimator,
     )  # fmt: skip
 
 
@@ -151,7 +190,7 @@ def bootstrap_cv_losses(
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     random_state: int | np.random.Generator | None = None,
     n_jobs: int | None = None,
-    fit_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> xr.Dataset:
     """Rerun the same CV on bootstrap resamples of the data.
@@ -175,11 +214,13 @@ def bootstrap_cv_losses(
         :func:`cross_val_losses` (leave-one-source-out by default).
     cv : int or splitter, optional
         Without `groups`: an int (default 10) gives random folds balanced in size that keep
-        copies together (:func:`balanced_group_folds`); a splitter must use its ``groups``
-        argument, which receives the original row of each resampled point (for example
-        :class:`~sklearn.model_selection.GroupKFold`). With `groups`, as in
-        :func:`cross_val_losses`. Explicit (train, test) lists are refused: they index the
-        original data, not a resample.
+        copies together (:func:`balanced_group_folds`), also stratified by class when
+        `estimator` is a classifier and `y` binary or multiclass (scikit-learn's
+        ``check_cv`` rule, shuffled and seeded as in :func:`cross_val_losses`); a splitter
+        must use its ``groups`` argument, which receives the original row of each resampled
+        point (for example :class:`~sklearn.model_selection.GroupKFold`). With `groups`, as
+        in :func:`cross_val_losses`. Explicit (train, test) lists are refused: they index
+        the original data, not a resample.
     loss : str, Loss or callable, optional
         As in :func:`cross_val_losses`.
     n_bootstrap : int, default 50
@@ -190,8 +231,9 @@ def bootstrap_cv_losses(
         Seeds every resample and partition; stored as the ``seed`` attribute.
     n_jobs : int, optional
         Parallel fits; the result is identical for any value.
-    fit_params : mapping, optional
-        Extra keyword arguments for ``fit``.
+    params : mapping, optional
+        Metadata for ``fit`` (and the splitter), as in :func:`cross_val_losses`; per-sample
+        values follow the resampled training rows.
     progress : bool, default False
         Show a progress bar over fits.
 
@@ -207,14 +249,18 @@ def bootstrap_cv_losses(
         As :func:`cross_val_losses`, and when a splitter puts copies of one point in both
         the training and the test set of a fold.
     """
+    fit_params, split_params, groups = _route_params(
+        "bootstrap_cv_losses", estimator, cv if hasattr(cv, "split") else None, params, groups
+    )
     X, y, groups = indexable(X, y, groups)
     _check_features(X)
     _check_repeats(n_bootstrap, name="n_bootstrap")
-    if cv is not None and not isinstance(cv, int | np.integer) and not hasattr(cv, "split"):
+    if cv is not None and not _is_int(cv) and not hasattr(cv, "split"):
         raise ValueError(
             "bootstrap_cv_losses needs an int or a splitter for cv, not explicit (train, test) lists"
         )
     loss_fn = get_loss(loss, estimator)
+    stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
     seed = resolve_seed(random_state)
     n = len(y)
     source = None if groups is None else np.asarray(groups)
@@ -222,17 +268,21 @@ def bootstrap_cv_losses(
     for rep_seed in child_seeds(seed, n_bootstrap):
         sample_seed, split_seed = child_seeds(rep_seed, 2)
         rows = _resample(n, source, np.random.default_rng(sample_seed))
+        y_rows = _safe_indexing(y, rows)
         if source is not None:
-            splitter = _splitter(cv, source, split_seed, replicated=True, bootstrap=True)
-            folds = _materialise(splitter, rows, _safe_indexing(y, rows), source[rows])
+            splitter = _splitter(
+                cv, source, split_seed, stratify=stratify, replicated=True, bootstrap=True
+            )
+            folds = _materialise(splitter, rows, y_rows, source[rows], split_params)
             desc = _describe(splitter)
-        elif cv is None or isinstance(cv, int | np.integer):
+        elif cv is None or _is_int(cv):
             k = DEFAULT_N_SPLITS if cv is None else int(cv)
-            folds = balanced_group_folds(rows, k, random_state=split_seed)
-            desc = f"balanced_group_folds(n_splits={k})"
+            strata = y_rows if stratify else None
+            folds = balanced_group_folds(rows, k, y=strata, random_state=split_seed)
+            desc = f"balanced_group_folds(n_splits={k}{', stratified' if stratify else ''})"
         else:
             splitter = _reseeded(cv, split_seed, replace=True, require_shuffle=False)
-            folds = _materialise(splitter, rows, _safe_indexing(y, rows), rows)
+            folds = _materialise(splitter, rows, y_rows, rows, split_params)
             desc = _describe(splitter)
         _check_partition(folds, n)
         for train, test in folds:
@@ -248,293 +298,22 @@ def bootstrap_cv_losses(
     )  # fmt: skip
 
 
-def balanced_group_folds(
-    groups: Any, n_splits: int, *, random_state: int | np.random.Generator | None = None
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Random folds that keep each group whole and are as equal in size as possible.
-
-    Groups are shuffled, then placed largest first into the currently smallest fold
-    (ties broken by fold number). Used for bootstrap CVR, where the copies of one original
-    point form a group.
-
-    Parameters
-    ----------
-    groups : array-like of shape (n_samples,)
-        Group label of each position.
-    n_splits : int
-        Number of folds, at least 2 and at most the number of groups.
-    random_state : None, int or numpy.random.Generator
-        Seed for the shuffle.
-
-    Returns
-    -------
-    list of (train, test) tuples of int arrays
-        Positions of each fold.
-    """
-    groups = np.asarray(groups)
-    labels, codes, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    if not 2 <= n_splits <= labels.size:
-        raise ValueError(
-            f"n_splits must be between 2 and the number of groups ({labels.size}), got {n_splits}"
-        )
-    rng = np.random.default_rng(resolve_seed(random_state))
-    shuffled = rng.permutation(labels.size)
-    order = shuffled[np.argsort(-counts[shuffled], kind="stable")]
-    fold_of_group = np.empty(labels.size, dtype=np.int64)
-    load = np.zeros(n_splits, dtype=np.int64)
-    for g in order:  # greedy longest-processing-time placement
-        k = int(np.argmin(load))
-        fold_of_group[g] = k
-        load[k] += counts[g]
-    fold = fold_of_group[codes]
-    positions = np.arange(groups.size)
-    return [(positions[fold != k], positions[fold == k]) for k in range(n_splits)]
-
-
-# Features beyond sqrt(max float64) overflow when squared (by scalers, solvers, distances):
-# scikit-learn then reports the NaN it made ("Input X contains NaN"), not the cause.
-_SQUARE_LIMIT = float(np.sqrt(np.finfo(np.float64).max))
-
-
-def _check_features(X: Any) -> None:
-    """Refuse infinite features, and ones that overflow on conversion to float64, by name.
-
-    Only numeric data are checked (numeric arrays, the numeric columns of a DataFrame, the
-    stored values of a sparse matrix, lists of numbers); text and categories are left to
-    the estimator. NaN is left to it too: some estimators handle missing values.
-    """
-    if hasattr(X, "select_dtypes"):
-        values = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
-    elif hasattr(X, "tocsr") and hasattr(X, "data"):
-        values = np.asarray(X.data)
-    else:
-        values = np.asarray(X) if not isinstance(X, np.ndarray) else X
-    if values.dtype.kind in "OUS":
-        try:
-            values = np.asarray(values, dtype=float)
-        except OverflowError:
-            raise ValueError(
-                "X holds numbers too large for float64 (above about 1.8e308); rescale the features"
-            ) from None
-        except (TypeError, ValueError):
-            return  # text or categories: the estimator's business
-    if values.dtype.kind not in "fc":
-        return
-    infinite = np.isinf(values)
-    if infinite.any():
-        raise ValueError(
-            f"X contains {int(infinite.sum())} infinite value(s) (or numbers too large for "
-            "float64, above about 1.8e308); remove or rescale them before CV"
-        )
-
-
-def _with_feature_hint(error: Exception, X: Any, estimator: Any) -> Exception:
-    """Return the fit's own error, or a ValueError adding that the features overflow."""
-    try:
-        values = np.asarray(X, dtype=float)
-        peak = float(np.nanmax(np.abs(values))) if values.size else 0.0
-    except (TypeError, ValueError):
-        return error
-    overflow = ValueError | FloatingPointError | RuntimeWarning  # warnings raised as errors
-    if not (isinstance(error, overflow) and peak > _SQUARE_LIMIT):
-        return error
-    return ValueError(
-        f"fitting {type(estimator).__name__} failed ({str(error).strip().splitlines()[0]}): "
-        f"X has features up to {peak:.3g}, whose squares overflow float64 (above about "
-        f"{_SQUARE_LIMIT:.2g}) and become inf or NaN inside the estimator; rescale the features"
-    )
-
-
-def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -> None:
-    """Name the cause of NaN or infinite losses of a fold, where it can be told."""
-    bad = ~np.isfinite(values)
-    if not bad.any():
-        return
-    pred = np.asarray(y_pred)
-    if pred.dtype.kind in "fc" and not np.isfinite(pred).all():
-        cause = (
-            f"{type(estimator).__name__}.{loss.response_method} returned NaN or infinite "
-            "values (features or targets too large?)"
-        )
-    elif loss.name == "log_loss":
-        cause = "the model gave the true class probability 0, where the log loss is infinite"
-    else:
-        cause = f"loss {loss.name!r} returned them for finite predictions (an overflow?)"
-    raise ValueError(f"{int(bad.sum())} test point(s) have a NaN or infinite loss: {cause}")
-
-
 def _check_repeats(value: int, name: str = "n_repeats") -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
-def _resample(n: int, source: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap rows: within each source (sizes kept), or over all rows."""
-    if source is None:
-        return np.sort(rng.integers(n, size=n))
-    order = np.argsort(source, kind="stable")
-    _, starts, sizes = np.unique(source[order], return_index=True, return_counts=True)
-    offsets = np.repeat(starts, sizes) + (rng.random(n) * np.repeat(sizes, sizes)).astype(np.int64)
-    return order[offsets]
-
-
-def _splitter(
-    cv: Any, groups: Any, seed: int, *, replicated: bool, bootstrap: bool = False
-) -> Any:
-    """Return the splitter for one replicate, seeded with `seed` where it shuffles.
-
-    Repeated CV (`replicated`) needs a shuffling splitter and replaces its seed; bootstrap
-    replicates also get a fresh seed, but a deterministic splitter is fine there since each
-    replicate partitions different data.
-    """
-    if cv is None:
-        return (
-            LeaveOneGroupOut()
-            if groups is not None
-            else KFold(DEFAULT_N_SPLITS, shuffle=True, random_state=seed)
-        )
-    if isinstance(cv, int | np.integer) and not isinstance(cv, bool):
-        if groups is not None:
-            return GroupKFold(int(cv), shuffle=True, random_state=seed)
-        return KFold(int(cv), shuffle=True, random_state=seed)
-    if isinstance(cv, str):
-        raise ValueError(
-            f"cv must be an int, a splitter or an iterable of (train, test), got {cv!r}"
-        )
-    if hasattr(cv, "split"):
-        return _reseeded(
-            cv, seed, replace=replicated, require_shuffle=replicated and not bootstrap
-        )
-    if isinstance(cv, Iterable):
-        if replicated:
-            raise ValueError(
-                "n_repeats > 1 needs an int or a shuffling splitter, not fixed (train, test) lists"
-            )
-        return list(cv)
-    raise ValueError(f"cv must be an int, a splitter or an iterable of (train, test), got {cv!r}")
-
-
-def _reseeded(splitter: Any, seed: int, *, replace: bool, require_shuffle: bool) -> Any:
-    """Copy of a shuffling `splitter` seeded with `seed` if it has no seed (or to `replace` it)."""
-    shuffles = hasattr(splitter, "random_state") and getattr(splitter, "shuffle", True)
-    if not shuffles:
-        if require_shuffle:
-            raise ValueError(
-                f"{splitter!r} does not shuffle, so every replicate would repeat the same partition; "
-                "pass a shuffling splitter (e.g. KFold(shuffle=True)) or n_repeats=1"
-            )
-        return splitter
-    if splitter.random_state is not None and not replace:
-        return splitter
-    out = copy.deepcopy(splitter)
-    out.random_state = seed
-    return out
-
-
-def _materialise(
-    splitter: Any, X: Any, y: Any, groups: Any
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    if isinstance(splitter, list):
-        splits = splitter
-    else:
-        # Sources are always recorded, but only splitters that use groups are given them
-        # (scikit-learn warns when a splitter that ignores groups receives them).
-        consumes = not hasattr(splitter, "get_metadata_routing") or get_routing_for_object(
-            splitter
-        ).consumes("split", ["groups"])
-        splits = splitter.split(X, y, groups if consumes else None)
-    return [
-        (np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64))
-        for train, test in splits
-    ]
-
-
-def _check_partition(folds: list[tuple[np.ndarray, np.ndarray]], n: int) -> None:
-    if len(folds) < 2:
-        raise ValueError(f"CV needs at least two folds, got {len(folds)}")
-    tested = np.concatenate([test for _, test in folds])
-    if tested.size and (tested.min() < 0 or tested.max() >= n):
-        raise ValueError(f"test indices out of range for {n} samples")
-    counts = np.bincount(tested, minlength=n)
-    if (counts != 1).any():
-        never, twice = int((counts == 0).sum()), int((counts > 1).sum())
-        raise ValueError(
-            f"the test sets do not partition the data: {never} point(s) never tested and {twice} "
-            "tested more than once; use a K-fold or group splitter (for repeated CV use n_repeats, "
-            "not RepeatedKFold)"
-        )
-    for k, (train, test) in enumerate(folds):
-        if np.isin(test, train).any():
-            raise ValueError(f"fold {k}: training and test sets overlap")
-
-
-def _describe(splitter: Any) -> str:
-    return "explicit (train, test) list" if isinstance(splitter, list) else repr(splitter)
-
-
-def _fit_and_loss(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    train: np.ndarray,
-    test: np.ndarray,
-    loss: Loss,
-    fit_params: Mapping[str, Any],
-) -> np.ndarray:
-    n = _num_samples(X)
-    # Per-sample fit parameters (e.g. sample_weight) follow the training rows.
-    params = {
-        k: _safe_indexing(v, train) if _is_per_sample(v, n) else v for k, v in fit_params.items()
-    }
-    try:
-        estimator.fit(_rows(X, train), _rows(y, train), **params)
-    except Exception as error:  # re-raised as is, or with the overflow named
-        hinted = _with_feature_hint(error, X, estimator)
-        if hinted is error:
-            raise
-        raise hinted from error
-    y_pred = getattr(estimator, loss.response_method)(_rows(X, test))
-    values = loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
-    _check_losses(values, y_pred, loss, estimator)
-    return values
-
-
-def _rows(data: Any, rows: np.ndarray) -> Any:
-    """``_safe_indexing(data, rows)``, without its type dispatch for plain NumPy arrays.
-
-    The dispatch costs tens of microseconds a call, four calls a fold: a few percent of a
-    fast fit. For an ndarray it ends in exactly this indexing.
-    """
-    if type(data) is np.ndarray and not get_config()["array_api_dispatch"]:
-        return data[rows, ...]
-    return _safe_indexing(data, rows)
-
-
-def _is_per_sample(value: Any, n: int) -> bool:
-    return hasattr(value, "__len__") and not isinstance(value, str | dict) and len(value) == n
-
-
 def _run(
     estimator: Any, X: Any, y: Any, groups: Any, plans: list[_Plan], loss_fn: Loss, *,
     seed: int, replicate_kind: str | None, n_jobs: int | None,
-    fit_params: Mapping[str, Any] | None, progress: bool,
+    fit_params: Mapping[str, Any], progress: bool, return_estimator: bool = False,
 ) -> xr.Dataset:  # fmt: skip
     """Fit every fold of every plan in parallel and assemble the loss table."""
-    if loss_fn.response_method not in ("predict", "predict_proba"):
-        raise ValueError(f"unknown response method {loss_fn.response_method!r}")
-    if not hasattr(estimator, loss_fn.response_method):
-        raise ValueError(
-            f"loss {loss_fn.name!r} needs {type(estimator).__name__}.{loss_fn.response_method}, which it lacks"
-        )
     tasks = [fold for plan in plans for fold in plan.folds]
-    jobs = (
-        delayed(_fit_and_loss)(clone(estimator), X, y, tr, te, loss_fn, dict(fit_params or {}))
-        for tr, te in tasks
-    )
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    values = list(
-        tqdm(results, total=len(tasks), desc="CV fits", unit="fit", disable=not progress)
-    )
+    values, models = _fold_losses(
+        estimator, X, y, tasks, loss_fn, fit_params=fit_params, n_jobs=n_jobs,
+        return_estimator=return_estimator, progress=progress,
+    )  # fmt: skip
 
     source = None if groups is None else np.asarray(groups)
     by_fold_labels = source is not None and all(
@@ -554,7 +333,7 @@ def _run(
     squeeze = replicate_kind is None
     pick = (lambda a: a[0]) if squeeze else np.stack
     loss_arr, block_arr, index_arr = pick(losses), pick(blocks), pick(rows)
-    return from_arrays(
+    table = from_arrays(
         loss_arr,
         block_arr,
         source=None if source is None else source[index_arr],
@@ -569,3 +348,20 @@ def _run(
             "seed": seed,
         },
     )
+    if models is None:
+        return table
+    return table.assign(estimator=_estimator_array(models, plans, squeeze=squeeze))
+
+
+def _estimator_array(models: list[Any], plans: list[_Plan], *, squeeze: bool) -> xr.DataArray:
+    """Return the fitted fold models as an object array on ``fold`` (``replicate`` first if any)."""
+    width = max(len(plan.folds) for plan in plans)
+    grid = np.full((len(plans), width), None, dtype=object)  # None where a replicate has fewer
+    start = 0
+    for r, plan in enumerate(plans):
+        for k in range(len(plan.folds)):
+            grid[r, k] = models[start + k]
+        start += len(plan.folds)
+    if squeeze:
+        return xr.DataArray(grid[0], dims=("fold",), attrs={"long_name": "fitted fold model"})
+    return xr.DataArray(grid, dims=("replicate", "fold"), attrs={"long_name": "fitted fold model"})

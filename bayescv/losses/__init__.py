@@ -27,7 +27,6 @@ from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_net
 from bayescv.losses._schema import (
     REPLICATE_KINDS,
     SCHEMES,
-    block_sizes,
     from_arrays,
     pivot,
     stack_replicates,
@@ -37,7 +36,6 @@ from bayescv.losses._schema import (
 __all__ = [
     "REPLICATE_KINDS",
     "SCHEMES",
-    "block_sizes",
     "from_arrays",
     "from_frame",
     "loss_differences",

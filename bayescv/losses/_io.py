@@ -36,6 +36,7 @@ def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
     path : str or path-like
         Destination file.
     """
+    _refuse_models(table)
     frame = to_frame(table)
     meta = {
         "attrs": {k: _json_value(v) for k, v in table.attrs.items()},
@@ -376,8 +377,19 @@ def to_netcdf(table: xr.Dataset, path: str | PathLike[str]) -> None:
     path : str or path-like
         Destination file.
     """
+    _refuse_models(table)
     validate(table)
     table.to_netcdf(path, engine="h5netcdf")
+
+
+def _refuse_models(table: xr.Dataset) -> None:
+    """Refuse a table holding fitted models (``cross_val_losses(return_estimator=True)``)."""
+    if "estimator" in table.data_vars:
+        raise ValueError(
+            "the loss table holds fitted models (variable 'estimator', from "
+            "return_estimator=True), which cannot be written to a file; write "
+            'table.drop_vars("estimator") instead'
+        )
 
 
 def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:

@@ -14,7 +14,6 @@ from bayescv._provenance import created_now, package_version
 __all__ = [
     "REPLICATE_KINDS",
     "SCHEMES",
-    "block_sizes",
     "from_arrays",
     "pivot",
     "stack_replicates",
@@ -272,24 +271,6 @@ def _splits_sources(block: np.ndarray, source: np.ndarray) -> bool:
 def _block_order(block: np.ndarray) -> np.ndarray:
     """Per-row stable permutation that sorts points by block label."""
     return np.argsort(block, axis=-1, kind="stable")
-
-
-def block_sizes(table: xr.Dataset) -> xr.DataArray:
-    """Count the points in each block.
-
-    Parameters
-    ----------
-    table : xarray.Dataset
-        A loss table.
-
-    Returns
-    -------
-    xarray.DataArray
-        Dims ``(block,)`` or ``(replicate, block)``; 0 where a block is absent from a replicate.
-    """
-    from bayescv.moments import block_moments
-
-    return block_moments(table)["n"]
 
 
 def pivot(table: xr.Dataset) -> xr.DataArray:

@@ -196,16 +196,16 @@ def nested_cv(
         ``"nested_cv"`` (variables ``estimate``, ``lower``, ``upper``, ``se``, ``flag``;
         target ``"err_xy"``, or ``"ose"`` with `groups`), plus:
 
-        * dims ``(repetition, fold)``: ``a``, ``b``, ``err_inner`` (ε_j), ``err_outer``
+        * dims ``(replicate, fold)``: ``a``, ``b``, ``err_inner`` (ε_j), ``err_outer``
           (mean of e_out), ``fold_size`` (points);
-        * dim ``replicate``: ``err_cv_repetition`` (plain CV error of the repetition's
+        * dim ``replicate``: ``err_cv_replicate`` (plain CV error of the repetition's
           outer folds), ``mse_running`` and ``inflation_running`` (mse and the unclipped
           inflation factor using repetitions 0 … r);
         * dim ``bias_replicate``: ``err_cv_bias`` (extra plain-CV errors);
         * scalars ``err_ncv``, ``err_cv``, ``bias``, ``mse``, ``naive_se``, ``inflation``
           (as used), ``inflation_raw`` (before clipping);
         * attrs: the settings, ``bias_constant``, ``n_fits`` (all fits made),
-          ``fits_per_repetition``, ``wall_time_s``, ``target_detail`` and provenance.
+          ``fits_per_replicate``, ``wall_time_s``, ``target_detail`` and provenance.
 
         It can be written with ``to_netcdf``.
 
@@ -341,7 +341,7 @@ def nested_cv(
             "inflation_bounds": "none" if bounds is None else list(bounds),
             "variance_scale": (k - 1) / k,
             "n_fits": int(n_fits),
-            "fits_per_repetition": k + k * (k - 1) // 2,
+            "fits_per_replicate": k + k * (k - 1) // 2,
             "wall_time_s": 0.0,  # set last
             "reference": "Bates, Hastie & Tibshirani (2024), JASA, doi:10.1080/01621459.2023.2197686",
         },
@@ -405,7 +405,7 @@ def _variables(
         "err_inner": (rf, stats["inner"], "inner (K-1)-fold CV error of each outer fold"),
         "err_outer": (rf, stats["outer"], "mean held-out error of each outer fold"),
         "fold_size": (rf, stats["size"], "points in each outer fold"),
-        "err_cv_repetition": (
+        "err_cv_replicate": (
             ("replicate",),
             stats["plain"],
             "plain K-fold CV error of each repetition's outer folds",

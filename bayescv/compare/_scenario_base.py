@@ -1,0 +1,200 @@
+"""What every scenario shares: the :class:`Scenario` and :class:`Population` bases, checks.
+
+The synthetic scenarios (:mod:`bayescv.compare._gaussian`, :mod:`bayescv.compare.scenarios`)
+and the resampled real data (:mod:`bayescv.compare._resampled`) subclass these; users import
+them from :mod:`bayescv.compare.scenarios`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.model_selection import KFold, LeaveOneGroupOut
+
+__all__ = ["DESIGNS", "TRUTHS", "Draw", "Population", "Scenario", "scenario_hash"]
+
+#: Sampling designs.
+DESIGNS = ("iid", "sources_fixed", "sources_redrawn")
+#: Truths a scenario computes per replicate.
+TRUTHS = ("err_xy", "kfold_test_error", "ose_xy")
+
+
+class Population(ABC):
+    """What a replicate's data were drawn from; computes true errors of fitted models.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (S,)
+        Share of the data points from each training source (one source for i.i.d. data).
+    source_index : ndarray of shape (n_samples,)
+        Training-source position (0 … S−1) of every data row.
+    """
+
+    weights: np.ndarray
+    source_index: np.ndarray
+
+    @abstractmethod
+    def source_errors(self, model: Any, loss: Any, rng: np.random.Generator) -> np.ndarray:
+        """Return the expected loss of `model` on fresh points of each training source, shape (S,)."""
+
+    def new_source_error(self, model: Any, loss: Any, rng: np.random.Generator) -> float:
+        """Return the expected loss of `model` on a point from a new source."""
+        raise NotImplementedError(f"{type(self).__name__} has no new sources")
+
+
+@dataclass
+class Draw:
+    """One replicate's data and the population they came from."""
+
+    X: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray | None
+    population: Population
+
+
+class Scenario(ABC):
+    """A data-generating process with known truth (see :mod:`bayescv.compare.scenarios`).
+
+    Subclasses set ``name``, ``task`` (``"classification"`` or ``"regression"``),
+    ``design``, ``scheme`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
+    and ``n_splits``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
+    """
+
+    name: str = "scenario"
+    task: str = "regression"
+    design: str = "iid"
+    scheme: str = "random"
+    n_splits: int = 10
+
+    @abstractmethod
+    def draw(self, rng: np.random.Generator) -> Draw:
+        """Draw one replicate's data, with the population they come from.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The replicate's generator (its data seed).
+
+        Returns
+        -------
+        Draw
+            The data and their :class:`Population`.
+        """
+
+    @abstractmethod
+    def default_learner(self) -> Any:
+        """Return the learner the scenario is studied with by default."""
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Return the settings as a JSON-serialisable dict (recorded by studies)."""
+
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Draw one data set: :meth:`draw` without the population.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,)
+        groups : ndarray of shape (n_samples,) or None
+            Source of each point (None for i.i.d. scenarios).
+        """
+        draw = self.draw(rng)
+        return draw.X, draw.y, draw.groups
+
+    def default_loss(self) -> str:
+        """Return ``"zero_one"`` for classification, ``"squared"`` for regression."""
+        return "zero_one" if self.task == "classification" else "squared"
+
+    def truth_names(self) -> tuple[str, ...]:
+        """Per-replicate truths this scenario computes (``ose_xy`` only with new sources)."""
+        if self.design == "sources_redrawn":
+            return TRUTHS
+        return TRUTHS[:2]
+
+    def folds(self, draw: Draw, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Return the CV folds of one replicate: shuffled K-fold, or leave one source out.
+
+        Parameters
+        ----------
+        draw : Draw
+            The replicate's data.
+        seed : int
+            Seed of the shuffle.
+
+        Returns
+        -------
+        list of (train, test) int arrays
+        """
+        if self.scheme == "source":
+            splits = LeaveOneGroupOut().split(draw.X, draw.y, draw.groups)
+        else:
+            splits = KFold(self.n_splits, shuffle=True, random_state=seed).split(draw.X)
+        return [(np.asarray(tr, np.int64), np.asarray(te, np.int64)) for tr, te in splits]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({inner})"
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """Hash a scenario's class name and state, wherever its class (and theirs) is defined.
+
+    A pickle would record the module path of the scenario's class and of the dataclasses it
+    holds, so moving a class would change the hash and refuse a store's resumption; this hash
+    sees the class name and the attribute values only (dataclasses as their fields).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario.
+
+    Returns
+    -------
+    str
+        A hex digest (:func:`joblib.hash`).
+
+    Examples
+    --------
+    >>> from bayescv.compare.scenarios import GaussianLinear
+    >>> scenario_hash(GaussianLinear(n=30)) == scenario_hash(GaussianLinear(n=30))
+    True
+    >>> scenario_hash(GaussianLinear(n=30)) == scenario_hash(GaussianLinear(n=31))
+    False
+    """
+    state = {key: _plain(value) for key, value in sorted(vars(scenario).items())}
+    return joblib.hash((type(scenario).__name__, state))
+
+
+def _plain(value: Any) -> Any:
+    """Dataclass instances as ``{field: value}`` dicts, inside lists, tuples and dicts too."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _check_choice(value: str, allowed: Sequence[str], name: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
+def _positive(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
