@@ -144,7 +144,7 @@ def _old_layout_study(path):
     return settings
 
 
-OLD = r"^\S+ holds a study written before bayescv 1\.0 \(dimension 'method', now 'method_name'"
+OLD = r"^\S+ holds a study written before store format 1 \(dimension 'method', now 'method_name'"
 
 
 def test_a_store_written_before_1_0_is_refused_in_one_line(tmp_path):

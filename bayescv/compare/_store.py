@@ -19,7 +19,7 @@ A study killed at any moment leaves complete part files only. Started again with
 store and settings, it loads the stored replicates, computes only the missing ones, and
 writes the whole: no replicate is lost or repeated. A finished store can be extended with
 more replicates the same way. The settings record the layout, ``store_format``
-(:data:`STORE_FORMAT`): a store of another layout, such as one written before bayescv 1.0
+(:data:`STORE_FORMAT`): a store of another layout, such as one written before store format 1
 (dimension ``method``, no ``store_format``), is refused in one line, never resumed or loaded.
 
 Loading a store changes no file. Temporary files carry the host and process id of their
@@ -97,7 +97,7 @@ def check_format(settings: dict[str, Any] | None, dims: Collection[str], where: 
     Raises
     ------
     ValueError
-        For a store written before bayescv 1.0 (a ``method`` dimension, or settings without
+        For a store written before store format 1 (a ``method`` dimension, or settings without
         ``store_format``) or with another :data:`STORE_FORMAT`.
 
     Examples
@@ -106,12 +106,12 @@ def check_format(settings: dict[str, Any] | None, dims: Collection[str], where: 
     >>> check_format({"seed": 0}, ("replicate", "method"), "s.nc")
     Traceback (most recent call last):
     ...
-    ValueError: s.nc holds a study written before bayescv 1.0 (dimension 'method', now 'method_name', and settings of another form): it can be neither resumed nor loaded; run the study again into a new store
+    ValueError: s.nc holds a study written before store format 1 (dimension 'method', now 'method_name', and settings of another form): it can be neither resumed nor loaded; run the study again into a new store
     """
     stored = None if settings is None else settings.get("store_format")
     if "method" in dims or (settings is not None and stored is None):
         raise ValueError(
-            f"{where} holds a study written before bayescv 1.0 (dimension 'method', now "
+            f"{where} holds a study written before store format 1 (dimension 'method', now "
             "'method_name', and settings of another form): it can be neither resumed nor "
             "loaded; run the study again into a new store"
         )

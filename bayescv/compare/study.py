@@ -376,7 +376,7 @@ def load_study(path: str | Any) -> xr.Dataset:
     Raises
     ------
     ValueError
-        For a missing or unreadable file, or a study written before bayescv 1.0 (or with
+        For a missing or unreadable file, or a study written before store format 1 (or with
         another store format): the message says so; run such a study again.
     """
     store = StudyStore(path)
