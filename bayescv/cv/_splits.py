@@ -74,11 +74,9 @@ def balanced_group_folds(
         raise ValueError(
             f"n_splits must be between 2 and the number of groups ({labels.size}), got {n_splits}"
         )
-    if y is None:
-        group_class = np.zeros(labels.size, dtype=np.int64)
-    else:
+    group_class = np.zeros(labels.size, dtype=np.int64)  # one class when not stratifying
+    if y is not None:
         _, y_codes = np.unique(np.asarray(y), return_inverse=True)
-        group_class = np.zeros(labels.size, dtype=np.int64)
         group_class[codes] = y_codes
         if (group_class[codes] != y_codes).any():
             raise ValueError("every group of balanced_group_folds must hold one class of y")
