@@ -173,31 +173,62 @@ def _from_idata(idata, scheme: str) -> tuple[dict, xr.Dataset]:
 
 def _nutpie_model(data: dict[str, np.ndarray], scheme: str, init_seed: int):
     """Build nutpie's model over the cached C callbacks of :mod:`bayescv.bayes._density`."""
-    from nutpie.compile_pymc import CompiledPyMCModel
-
     from bayescv.bayes import _density
 
     source = scheme == "source"
     k = int(np.size(data["n"]))
     slices = _density.coordinate_slices(source, k)
-    n_dim = slices["rho_b_logodds__"].stop
     names = list(slices)
+
+    def start(rng):
+        point = _on_logodds(_initvals(scheme, k, 1, rng)[0])
+        return np.concatenate([np.ravel(point[name]) for name in names])
+
+    return nutpie_model(_density, data, source, slices, start, init_seed)
+
+
+def nutpie_model(density, data, source, slices, start, init_seed):
+    """Build nutpie's model over the cached C callbacks of a numba density module.
+
+    Parameters
+    ----------
+    density : module
+        :mod:`bayescv.bayes._density` or :mod:`bayescv.bayes._binomial_density` (their
+        ``callbacks`` and ``buffer``).
+    data : dict of ndarray
+        The model data.
+    source : bool
+        CVS or CVR model.
+    slices : dict of slice
+        The density's ``coordinate_slices``.
+    start : callable
+        ``start(rng) -> ndarray`` of a jittered initial point.
+    init_seed : int
+        Seed of the initial points, combined with nutpie's per-chain seed.
+
+    Returns
+    -------
+    model, slices, seconds
+        nutpie's compiled model, the slices, and the seconds spent compiling or loading
+        the callbacks.
+    """
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    n_dim = max(s.stop for s in slices.values())
 
     def initial_point(seed):
         # nutpie passes a seed of its own per chain: the start depends on it and on the
         # fit's seed, not on which thread asks first.
-        rng = np.random.default_rng([init_seed, int(seed)])
-        point = _on_logodds(_initvals(scheme, k, 1, rng)[0])
-        return np.concatenate([np.ravel(point[name]) for name in names])
+        return start(np.random.default_rng([init_seed, int(seed)]))
 
-    compiled = _density.callbacks()
+    compiled = density.callbacks()
     model = CompiledPyMCModel(
         dims={},
         compiled_logp_func=compiled["logp"],
         compiled_expand_func=compiled["expand"],
         initial_point_func=initial_point,
         shared_data={},
-        user_data=_density.buffer(data, source),
+        user_data=density.buffer(data, source),
         n_expanded=n_dim,
         shape_info=(["x"], [slice(0, n_dim)], [(n_dim,)]),
         logp_func=None,

@@ -24,17 +24,21 @@ _GROUPS = {"posterior": "posterior_predictive", "prior": "prior_predictive"}
 def replicated_statistics(idata, group: str) -> dict[str, np.ndarray]:
     """Per draw: the source means, within-source variances and spread of a replicated data set."""
     pred = idata[_GROUPS[group]]
-    dof = idata.constant_data["dof"].values
-    ybar = pred["ybar"].values.reshape(-1, dof.size)
-    within = pred["W"].values.reshape(-1, dof.size) / dof
-    return {"mean": ybar, "within_var": within, "spread": ybar.std(axis=-1, ddof=1)}
+    k = idata.constant_data["n"].size
+    ybar = pred["ybar"].values.reshape(-1, k)
+    out = {"mean": ybar, "spread": ybar.std(axis=-1, ddof=1)}
+    if "W" in pred:  # the binomial model's within-block variance is fixed by its mean
+        out["within_var"] = pred["W"].values.reshape(-1, k) / idata.constant_data["dof"].values
+    return out
 
 
 def _observed(idata) -> dict[str, np.ndarray]:
     obs = idata.observed_data
-    dof = idata.constant_data["dof"].values
     ybar = obs["ybar"].values
-    return {"mean": ybar, "within_var": obs["W"].values / dof, "spread": ybar.std(ddof=1)}
+    out = {"mean": ybar, "spread": ybar.std(ddof=1)}
+    if "W" in obs:
+        out["within_var"] = obs["W"].values / idata.constant_data["dof"].values
+    return out
 
 
 def predictive_check(idata, *, group: str = "posterior", level: float = 0.95) -> xr.Dataset:
@@ -66,7 +70,7 @@ def predictive_check(idata, *, group: str = "posterior", level: float = 0.95) ->
         k: [] for k in ("check", "statistic", "block", "observed", "mean", "lo", "hi", "p")
     }
     q = [(1 - level) / 2, (1 + level) / 2]
-    for stat in ("mean", "within_var", "spread"):
+    for stat in [s for s in ("mean", "within_var", "spread") if s in obs]:
         draws = rep[stat].reshape(rep[stat].shape[0], -1)
         observed = np.atleast_1d(obs[stat])
         names = labels if stat != "spread" else [""]

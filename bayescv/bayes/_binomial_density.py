@@ -1,0 +1,296 @@
+"""The 0-1 model's log-density and its gradient in numba, cached on disk.
+
+A transcription of the PyMC model of :mod:`bayescv.bayes.binomial_model` (its priors with the
+Jacobians of the sampled coordinates, and the binomial likelihood of the block error
+counts), written with its gradient by hand, as :mod:`bayescv.bayes._density` is for the
+Gaussian model and for the same reason: numba caches these functions on disk, so a later
+process loads them in well under a second instead of compiling the PyMC model. The tests
+hold both equal to PyMC's ``logp`` and ``dlogp`` at random points, for both schemes.
+
+Coordinates, in order (the unconstrained values PyMC samples): ``alpha_z`` (the logit-scale
+mean), ``tau_z`` (CVS only), ``gamma_sd_z``, ``rho_b_logodds__`` and ``eta_z`` (K). The
+block logits are η = α + sqrt(d) z + β (Σ z) 1 with d = τ² + (1 − ρ) s², c = ρ s²,
+β = (sqrt(d + K c) − sqrt(d)) / K: a square root of the compound-symmetric covariance
+τ² I + Γ = d I + c 11ᵀ, so η's prior is exact and non-centred.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numba
+import numpy as np
+
+from bayescv.bayes._cache import numba_jit, use_disk_cache
+
+njit = numba_jit()
+
+__all__ = ["SCALARS", "buffer", "callbacks", "coordinate_slices", "logp_and_grad"]
+
+#: Scalar data of the packed buffer, in order; the rows ``y`` and ``n`` (K each) follow.
+SCALARS = (
+    "log_choose",
+    "alpha_loc",
+    "alpha_scale",
+    "tau_scale",
+    "tau_kappa",
+    "gamma_loc",
+    "gamma_scale",
+    "gamma_df",
+    "rho_a",
+    "rho_lower",
+)
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+def coordinate_slices(source: bool, k: int) -> dict[str, slice]:
+    """Where each sampled coordinate sits in the flat vector, by PyMC value-variable name.
+
+    Parameters
+    ----------
+    source : bool
+        CVS model (with the between-source scale τ) or CVR model (without).
+    k : int
+        Number of blocks.
+
+    Returns
+    -------
+    dict of slice
+    """
+    names = ["alpha_z"] + (["tau_z"] if source else []) + ["gamma_sd_z", "rho_b_logodds__"]
+    out = {name: slice(i, i + 1) for i, name in enumerate(names)}
+    out["eta_z"] = slice(len(names), len(names) + k)
+    return out
+
+
+@njit
+def _softplus(z):
+    return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
+
+
+@njit
+def _sigmoid(z):
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+@njit
+def _log1pexp(x):
+    """log(1 + e^x) without overflow."""
+    if x > 0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@njit
+def logp_and_grad(x, source, y, n, scal):
+    """Log-density (priors, Jacobians and the binomial likelihood) and its gradient.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_dim,)
+        The coordinates of :func:`coordinate_slices`.
+    source : bool
+        CVS model or CVR model.
+    y, n : ndarray of shape (K,)
+        Errors and points per block.
+    scal : ndarray of shape (len(SCALARS),)
+        The values of :data:`SCALARS`.
+
+    Returns
+    -------
+    logp : float
+    grad : ndarray of shape (n_dim,)
+    """
+    k = y.size
+    log_choose, a_loc, a_scale = scal[0], scal[1], scal[2]
+    tau_scale, kappa, g_loc, g_scale, g_df = scal[3], scal[4], scal[5], scal[6], scal[7]
+    rho_a, rho_lo = scal[8], scal[9]
+    grad = np.zeros(x.size)
+    at = 0
+    a = x[at]
+    at += 1
+    alpha = a_loc + a_scale * a
+    logp = -0.5 * a * a - 0.5 * _LOG_2PI
+    grad[0] = -a
+    tau = 0.0
+    dtau_dt = 0.0
+    i_tau = -1
+    if source:
+        i_tau = at
+        t = x[at]
+        at += 1
+        sig = _sigmoid(t)
+        tau = kappa * _softplus(t)
+        dtau_dt = kappa * sig
+        # HalfNormal(tau_scale) at τ, with the Jacobian κ σ(t) of τ = κ softplus(t).
+        logp += (
+            0.5 * math.log(2.0 / math.pi)
+            - math.log(tau_scale)
+            - 0.5 * (tau / tau_scale) ** 2
+            + math.log(dtau_dt)
+        )
+        grad[i_tau] = -tau / tau_scale**2 * dtau_dt + (1.0 - sig)
+    i_g = at
+    g = x[at]
+    at += 1
+    s = math.exp(g_loc + g)
+    # HalfStudentT(g_df, g_scale) at s = exp(g_loc + g), with the Jacobian s.
+    ratio = s * s / (g_df * g_scale * g_scale)
+    logp += (
+        math.log(2.0)
+        + math.lgamma(0.5 * (g_df + 1.0))
+        - math.lgamma(0.5 * g_df)
+        - 0.5 * math.log(g_df * math.pi)
+        - math.log(g_scale)
+        - 0.5 * (g_df + 1.0) * math.log1p(ratio)
+        + g_loc
+        + g
+    )
+    grad[i_g] = -(g_df + 1.0) * ratio / (1.0 + ratio) + 1.0
+    i_r = at
+    r = x[at]
+    at += 1
+    b = _sigmoid(r)
+    rho = rho_lo + (1.0 - rho_lo) * b
+    # Beta(rho_a, rho_a) at b, with the Jacobian b (1 − b) of b = expit(r).
+    log_b = -_log1pexp(-r)
+    log_1mb = -_log1pexp(r)
+    logp += rho_a * (log_b + log_1mb) - 2.0 * math.lgamma(rho_a) + math.lgamma(2.0 * rho_a)
+    grad[i_r] = rho_a * (1.0 - 2.0 * b)
+    # η = α + sqrt(d) z + β (Σ z), d = τ² + (1 − ρ) s², e = d + K ρ s².
+    s2 = s * s
+    d = tau * tau + (1.0 - rho) * s2
+    e = d + k * rho * s2
+    sd, se = math.sqrt(d), math.sqrt(e)
+    beta = (se - sd) / k
+    z = x[at : at + k]
+    total = 0.0
+    for j in range(k):
+        total += z[j]
+    big_g = 0.0
+    gz = 0.0
+    for j in range(k):
+        eta = alpha + sd * z[j] + beta * total
+        logp += -0.5 * z[j] * z[j] - 0.5 * _LOG_2PI
+        logp += y[j] * eta - n[j] * _log1pexp(eta)
+        gj = y[j] - n[j] * _sigmoid(eta)
+        big_g += gj
+        gz += gj * z[j]
+        grad[at + j] = -z[j] + sd * gj
+    for j in range(k):
+        grad[at + j] += beta * big_g
+    logp += log_choose
+    grad[0] += a_scale * big_g
+    dl_dd = gz / (2.0 * sd) - big_g * total / (2.0 * k * sd)
+    dl_de = big_g * total / (2.0 * k * se)
+    # d and e as functions of τ, s and ρ.
+    if source:
+        dl_dtau = (dl_dd + dl_de) * 2.0 * tau
+        grad[i_tau] += dl_dtau * dtau_dt
+    dl_ds = dl_dd * 2.0 * (1.0 - rho) * s + dl_de * 2.0 * (1.0 + (k - 1.0) * rho) * s
+    grad[i_g] += dl_ds * s
+    dl_drho = -dl_dd * s2 + dl_de * (k - 1.0) * s2
+    grad[i_r] += dl_drho * (1.0 - rho_lo) * b * (1.0 - b)
+    return logp, grad
+
+
+def buffer(data: dict[str, np.ndarray], source: bool) -> np.ndarray:
+    """One contiguous float64 buffer of the model data, read by the C callbacks.
+
+    Parameters
+    ----------
+    data : dict of ndarray
+        The model data (:func:`bayescv.bayes._binomial_stats.binomial_data`).
+    source : bool
+        CVS or CVR model.
+
+    Returns
+    -------
+    ndarray of shape (3 + len(SCALARS) + 2 K,)
+    """
+    y = np.asarray(data["y"], dtype=float)
+    k = y.size
+    n_dim = coordinate_slices(source, k)["eta_z"].stop
+    head = np.array([n_dim, float(source), k])
+    scal = np.array([float(data[name]) for name in SCALARS])
+    rows = np.concatenate([y, np.asarray(data["n"], dtype=float)])
+    return np.ascontiguousarray(np.concatenate([head, scal, rows]))
+
+
+# The data travel as one float64 buffer at `user_data`: [n_dim, source, K, scal..., y, n].
+_HEAD = 3 + len(SCALARS)
+
+_LOGP_SIG = numba.types.int64(
+    numba.types.uint64,
+    numba.types.CPointer(numba.types.double),
+    numba.types.CPointer(numba.types.double),
+    numba.types.CPointer(numba.types.double),
+    numba.types.voidptr,
+)
+_EXPAND_SIG = numba.types.int64(
+    numba.types.uint64,
+    numba.types.uint64,
+    numba.types.CPointer(numba.types.double),
+    numba.types.CPointer(numba.types.double),
+    numba.types.voidptr,
+)
+
+
+def _logp_callback(dim, x_ptr, grad_ptr, logp_ptr, user_data):
+    head = numba.carray(user_data, (3,), np.float64)
+    n_dim, source, k = int(head[0]), head[1] != 0.0, int(head[2])
+    if dim != n_dim:
+        return -1
+    buf = numba.carray(user_data, (_HEAD + 2 * k,), np.float64)
+    scal = buf[3:_HEAD]
+    y = buf[_HEAD : _HEAD + k]
+    n = buf[_HEAD + k : _HEAD + 2 * k]
+    x = numba.carray(x_ptr, (n_dim,))
+    grad = numba.carray(grad_ptr, (n_dim,))
+    logp = numba.carray(logp_ptr, (1,))
+    value, g = logp_and_grad(x, source, y, n, scal)
+    logp[0] = value
+    grad[:] = g
+    if not np.all(np.isfinite(g)):
+        return 3
+    if not np.isfinite(value):
+        return 4
+    return 0
+
+
+def _expand_callback(dim, n_expanded, x_ptr, out_ptr, user_data):
+    if dim != n_expanded:
+        return -1
+    x = numba.carray(x_ptr, (dim,))
+    out = numba.carray(out_ptr, (dim,))
+    out[:] = x
+    return 0
+
+
+_CALLBACKS: dict = {}
+_LOCK = threading.Lock()
+
+
+def callbacks() -> dict:
+    """Return the compiled C callbacks, loaded from the disk cache or compiled on first use.
+
+    Returns
+    -------
+    dict
+        ``logp`` and ``expand`` (``numba.cfunc`` objects) and ``seconds``, the time this
+        process spent compiling or loading them.
+    """
+    with _LOCK:
+        if not _CALLBACKS:
+            start = time.perf_counter()
+            options = {"cache": use_disk_cache(), "error_model": "numpy"}
+            _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, **options)(_logp_callback)
+            _CALLBACKS["expand"] = numba.cfunc(_EXPAND_SIG, **options)(_expand_callback)
+            _CALLBACKS["seconds"] = time.perf_counter() - start
+    return _CALLBACKS

@@ -1,0 +1,282 @@
+"""The hierarchical model for 0-1 losses: binomial error counts with logit-normal block effects.
+
+Under a 0-1 loss a block's losses are its error count y_k out of n_k points, and a normal
+model of the block means misbehaves near 0 and 1: its bounds leave [0, 1], and since a
+source's variance p(1 − p) moves with its error rate, the hierarchy weights the low-error
+sources by their spuriously high precision (``docs/bayes.md``). This model keeps the
+structure of the Gaussian one (:mod:`bayescv.bayes.model`) on the logit scale:
+
+    y_k ~ Binomial(n_k, expit(η_k)),   η_k = λ_k + u_k,
+    λ_k ~ N(α, τ²)  (CVS; CVR: λ_k = α),   u ~ MVN(0, Γ),   Γ = s² [(1 − ρ) I + ρ 11ᵀ],
+
+λ_k the logit error level of source k, u the training-set effects of the CV folds (one
+scale s for every block: with one realisation only the prior separates per-block scales,
+and one scale keeps the covariance compound-symmetric, τ² I + Γ = d I + c 11ᵀ), ρ their
+common correlation in (−1/(K − 1), 1). Priors, on the logit scale and scaled to the data
+like the Gaussian model's (:class:`bayescv.bayes.Priors` fields carry over):
+
+* α ~ N(logit p̃, mu0_sd²), p̃ = (Y + ½) / (N + 1) the pooled error rate, mu0_sd in logit
+  units;
+* τ ~ HalfNormal(tau_sd / 2), HalfNormal(1) by default, in logit units: a between-source
+  spread of up to a factor of about e in the odds of an error is plausible, one of e² is
+  not. Unlike the Gaussian model's, this scale is not read off the spread of the block
+  means: at a low error rate that spread is mostly binomial noise (a block with 0 errors in
+  50 has a logit of −4.6 after smoothing, one with 1 error −3.5), so a scale read off it
+  would leave τ free to be large, each block would then keep its own rate, and the
+  posterior of a pooled rate with 0 errors in N points would sit near K/N instead of
+  pooling to 1/N. This is a prior choice, made before the coverage studies and reported in
+  ``docs/bayes.md``;
+* s ~ HalfStudentT(gamma_df, gamma_sd / sqrt(N p̃ (1 − p̃))): the delta-method image on the
+  logit scale of the Gaussian model's scale s_w / sqrt(N);
+* ρ = −1/(K − 1) + K/(K − 1) · b, b ~ Beta(rho_beta, rho_beta).
+
+The block logits are sampled non-centred, η = α + sqrt(d) z + β (Σ z) 1 with z ~ N(0, I)
+(:mod:`bayescv.bayes._binomial_density`), which stays well conditioned when blocks have no
+errors (their η is then pinned by the prior alone). Only one realisation is modelled: a
+table with a ``replicate`` dim or a bootstrap table goes to the Gaussian model
+(:func:`bayescv.bayes.fit`, ``likelihood="auto"``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy import special
+
+from bayescv.bayes.priors import Priors
+from bayescv.losses import validate
+
+__all__ = ["BinomialStats", "binomial_data", "build_binomial_model", "collapse_counts"]
+
+#: Logit units per unit of ``Priors.tau_sd``: τ ~ HalfNormal(tau_sd / 2), HalfNormal(1) by
+#: default (see the module docs for why the data do not set this scale).
+_TAU_UNIT = 0.5
+
+#: Free variables of each scheme, in the order of the flat coordinate vector.
+FREE_VARS = {
+    "source": ("alpha_z", "tau_z", "gamma_sd_z", "rho_b", "eta_z"),
+    "random": ("alpha_z", "gamma_sd_z", "rho_b", "eta_z"),
+}
+
+
+@dataclass(frozen=True)
+class BinomialStats:
+    """Error counts per block of one 0-1 loss table.
+
+    Attributes
+    ----------
+    scheme : str
+        ``"source"`` or ``"random"``.
+    labels : ndarray of shape (K,)
+        Block labels.
+    sources : ndarray of shape (K,) or None
+        The source of each block, when the table names them.
+    n, y : ndarray of shape (K,)
+        Points and errors per block.
+    """
+
+    scheme: str
+    labels: np.ndarray
+    sources: np.ndarray | None
+    n: np.ndarray
+    y: np.ndarray
+
+    @property
+    def n_blocks(self) -> int:
+        """Number of blocks K."""
+        return int(self.labels.size)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Weights n_k / N of the blocks in the pooled CV estimate μ̂ = Σ_k y_k / N."""
+        return self.n / self.n.sum()
+
+
+def collapse_counts(losses: xr.Dataset, *, scheme: str | None = None) -> BinomialStats:
+    """Reduce a 0-1 loss table of one CV run to its error counts per block.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table without a ``replicate`` dim whose losses are all 0 or 1.
+    scheme : {"source", "random"}, optional
+        Default from the table's ``scheme`` attribute.
+
+    Returns
+    -------
+    BinomialStats
+
+    Raises
+    ------
+    ValueError
+        For a replicated table, a loss other than 0 or 1, fewer than two blocks, or an
+        unknown scheme.
+    """
+    validate(losses)
+    scheme = scheme or losses.attrs.get("scheme")
+    if scheme not in ("source", "random"):
+        raise ValueError(f"scheme must be 'source' or 'random', got {scheme!r}")
+    if "replicate" in losses.dims:
+        raise ValueError(
+            "the binomial likelihood models one CV run; a table with replicates "
+            f"(replicate_kind={losses.attrs.get('replicate_kind')!r}) needs "
+            "likelihood='gaussian'"
+        )
+    loss = np.asarray(losses["loss"].values, dtype=float)
+    if not np.isin(loss, (0.0, 1.0)).all():
+        raise ValueError(
+            "the binomial likelihood needs 0-1 losses; this table has other values "
+            "(use likelihood='gaussian')"
+        )
+    labels, inverse = np.unique(losses["block"].values, return_inverse=True)
+    if labels.size < 2:
+        raise ValueError(f"the model needs at least two blocks, got {labels.size}")
+    n = np.bincount(inverse, minlength=labels.size).astype(float)
+    y = np.bincount(inverse, weights=loss, minlength=labels.size)
+    sources = None
+    if "source" in losses.coords:
+        first = np.zeros(labels.size, dtype=np.int64)
+        first[inverse[::-1]] = np.arange(inverse.size)[::-1]
+        sources = np.asarray(losses["source"].values)[first]
+    return BinomialStats(scheme=scheme, labels=labels, sources=sources, n=n, y=y)
+
+
+def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[str, np.ndarray]:
+    """Everything the 0-1 model reads for one fit: counts and prior parameters.
+
+    Parameters
+    ----------
+    stats : BinomialStats
+        The error counts (:func:`collapse_counts`).
+    priors : Priors, optional
+        Prior settings (``mu0_sd``, ``tau_sd``, ``gamma_sd``, ``gamma_df`` and ``rho_beta``
+        are used, on the logit scale: see the module docs); default :class:`Priors()`.
+
+    Returns
+    -------
+    dict of ndarray
+        ``y``, ``n``, ``log_choose`` (Σ_k log C(n_k, y_k)) and the scalars of
+        :data:`bayescv.bayes._binomial_density.SCALARS`.
+    """
+    priors = priors or Priors()
+    n, y = stats.n, stats.y
+    total_n = float(n.sum())
+    pooled = (y.sum() + 0.5) / (total_n + 1.0)
+    info = pooled * (1.0 - pooled)
+    gamma_scale = priors.gamma_sd / math.sqrt(total_n * info)
+    log_choose = special.gammaln(n + 1) - special.gammaln(y + 1) - special.gammaln(n - y + 1)
+    out = {
+        "y": y,
+        "n": n,
+        "log_choose": log_choose.sum(),
+        "alpha_loc": math.log(pooled) - math.log1p(-pooled),
+        "alpha_scale": priors.mu0_sd,
+        "tau_scale": priors.tau_sd * _TAU_UNIT,
+        "tau_kappa": _TAU_UNIT,
+        "gamma_loc": math.log(gamma_scale),
+        "gamma_scale": gamma_scale,
+        "gamma_df": priors.gamma_df,
+        "rho_a": priors.rho_beta,
+        "rho_lower": -1.0 / (stats.n_blocks - 1),
+    }
+    return {name: np.asarray(value, dtype=float) for name, value in out.items()}
+
+
+def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any = None):
+    """Build the PyMC model of the 0-1 likelihood: the specification of its numba density.
+
+    Parameters
+    ----------
+    scheme : {"source", "random"}
+        CVS model (sources λ_k ~ N(α, τ²)) or CVR model (one level α for every fold).
+    data : dict of ndarray
+        Output of :func:`binomial_data`.
+    labels : array-like, optional
+        Block labels for the ``block`` coordinate; default 0..K-1.
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``FREE_VARS[scheme]``; deterministics ``alpha``, ``tau`` (CVS),
+        ``gamma_sd``, ``rho`` and ``eta``; the observed binomial ``y``.
+    """
+    from bayescv.bayes.model import _import_pymc, _inverse_softplus, _scaled_log
+
+    pm = _import_pymc()
+    import pytensor.tensor as pt
+
+    k = int(np.size(data["y"]))
+    coords = {"block": list(range(k)) if labels is None else [str(x) for x in labels]}
+    with pm.Model(coords=coords) as model:
+        alpha_z = pm.Normal("alpha_z", 0.0, 1.0)
+        alpha = pm.Deterministic("alpha", data["alpha_loc"] + data["alpha_scale"] * alpha_z)
+        if scheme == "source":
+            tau_z = pm.CustomDist(
+                "tau_z",
+                data["tau_scale"],
+                data["tau_kappa"],
+                dist=_inverse_softplus(pm.HalfNormal.dist),
+            )
+            tau = pm.Deterministic("tau", data["tau_kappa"] * pt.softplus(tau_z))
+        else:
+            tau = pt.as_tensor(0.0)
+        gamma_z = pm.CustomDist(
+            "gamma_sd_z",
+            data["gamma_df"],
+            data["gamma_scale"],
+            data["gamma_loc"],
+            1.0,
+            dist=_scaled_log(
+                lambda df, sigma, size: pm.HalfStudentT.dist(nu=df, sigma=sigma, size=size)
+            ),
+        )
+        s = pm.Deterministic("gamma_sd", pt.exp(data["gamma_loc"] + gamma_z))
+        rho_b = pm.Beta("rho_b", data["rho_a"], data["rho_a"])
+        rho = pm.Deterministic("rho", data["rho_lower"] + (1.0 - data["rho_lower"]) * rho_b)
+        z = pm.Normal("eta_z", 0.0, 1.0, dims="block")
+        d = pt.square(tau) + (1.0 - rho) * pt.square(s)
+        e = d + k * rho * pt.square(s)
+        beta = (pt.sqrt(e) - pt.sqrt(d)) / k
+        eta = pm.Deterministic("eta", alpha + pt.sqrt(d) * z + beta * pt.sum(z), dims="block")
+        pm.Binomial("y", n=data["n"], logit_p=eta, observed=data["y"], dims="block")
+    return model
+
+
+def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> dict:
+    """Map draws of the sampled coordinates to the model's parameters, with numpy.
+
+    Mirrors the deterministics of :func:`build_binomial_model` (the tests check it).
+
+    Parameters
+    ----------
+    scheme : {"source", "random"}
+        The model variant.
+    data : dict of ndarray
+        The model data the draws were made with (:func:`binomial_data`).
+    values : dict of ndarray
+        ``alpha_z``, ``tau_z`` (CVS), ``gamma_sd_z``, ``rho_b`` (constrained, in (0, 1)) of
+        shape (chain, draw) and ``eta_z`` of shape (chain, draw, K).
+
+    Returns
+    -------
+    dict of ndarray
+        ``alpha``, ``tau`` (zeros for CVR), ``gamma_sd``, ``rho`` and ``eta``.
+    """
+    alpha = data["alpha_loc"] + data["alpha_scale"] * values["alpha_z"]
+    if scheme == "source":
+        tau = data["tau_kappa"] * np.logaddexp(0.0, values["tau_z"])
+    else:
+        tau = np.zeros_like(alpha)
+    s = np.exp(data["gamma_loc"] + values["gamma_sd_z"])
+    rho = data["rho_lower"] + (1.0 - data["rho_lower"]) * values["rho_b"]
+    z = values["eta_z"]
+    k = z.shape[-1]
+    d = tau**2 + (1.0 - rho) * s**2
+    e = d + k * rho * s**2
+    beta = (np.sqrt(e) - np.sqrt(d)) / k
+    eta = alpha[..., None] + np.sqrt(d)[..., None] * z + (beta * z.sum(-1))[..., None]
+    return {"alpha": alpha, "tau": tau, "gamma_sd": s, "rho": rho, "eta": eta}
