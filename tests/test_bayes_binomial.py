@@ -7,7 +7,9 @@ import warnings
 import numpy as np
 import pytest
 from scipy import special, stats
+from sklearn.linear_model import LogisticRegression
 
+from bayescv import bootstrap_cv_losses, cross_val_losses
 from bayescv.bayes import _binomial_density as density
 from bayescv.bayes import fit, posterior_intervals, predictive_check
 from bayescv.bayes.binomial_model import (
@@ -45,9 +47,8 @@ def _direct_logp(x: np.ndarray, source: bool, data: dict) -> float:
     g = x[at]
     at += 1
     s = np.exp(data["gamma_loc"] + g)
-    # Half-Student-t density: twice Student's t on the positive half; Jacobian ds/dg = s.
-    out += np.log(2.0) + stats.t.logpdf(s, df=data["gamma_df"], scale=data["gamma_scale"])
-    out += np.log(s)
+    # HalfNormal density of s and the Jacobian ds/dg = s.
+    out += stats.halfnorm.logpdf(s, scale=data["gamma_scale"]) + np.log(s)
     r = x[at]
     at += 1
     b = special.expit(r)
@@ -63,10 +64,28 @@ def _direct_logp(x: np.ndarray, source: bool, data: dict) -> float:
     return float(out)
 
 
-@pytest.mark.parametrize("scheme", ["source", "random"])
-def test_density_equals_direct_computation_and_pymc(scheme):
-    table = _table(scheme, 0.08, 0)
-    data = binomial_data(collapse_counts(table))
+def _classification(scheme: str, n_bootstrap: int):
+    """An observed 0-1 table of logistic regression and, optionally, its bootstrap table."""
+    rng = np.random.default_rng(7)
+    groups = np.repeat(np.arange(6), [30, 40, 50, 30, 20, 60])
+    X = rng.normal(size=(groups.size, 3))
+    y = (X[:, 0] + rng.normal(size=groups.size) > 0.8).astype(int)
+    kw = {"groups": groups} if scheme == "source" else {"cv": 6}
+    learner = LogisticRegression()
+    table = cross_val_losses(learner, X, y, loss="zero_one", **kw)
+    if not n_bootstrap:
+        return table, None
+    return table, bootstrap_cv_losses(
+        learner, X, y, loss="zero_one", n_bootstrap=n_bootstrap, random_state=1, **kw
+    )
+
+
+@pytest.mark.parametrize(
+    ("scheme", "n_bootstrap"), [("source", 0), ("random", 0), ("source", 8), ("random", 8)]
+)
+def test_density_equals_direct_computation_and_pymc(scheme, n_bootstrap):
+    table, boot = _classification(scheme, n_bootstrap)
+    data = binomial_data(collapse_counts(table, boot))
     source = scheme == "source"
     slices = density.coordinate_slices(source, 6)
     scal = np.array([float(data[name]) for name in density.SCALARS])
@@ -76,7 +95,9 @@ def test_density_equals_direct_computation_and_pymc(scheme):
     rng = np.random.default_rng(1)
     for _ in range(4):
         x = rng.normal(scale=0.8, size=slices["eta_z"].stop)
-        value, grad = density.logp_and_grad(x, source, data["y"], data["n"], scal)
+        value, grad = density.logp_and_grad(
+            x, source, data["y"], data["n"], scal, density.scatter_rows(data), data["scatter"]
+        )
         # The compound-symmetric root and the symmetric root give the same η law, not the
         # same η: the direct computation is compared on the prior and likelihood with η
         # formed by the module's root, so compare at z whose sum is 0 (both roots agree).
@@ -87,8 +108,11 @@ def test_density_equals_direct_computation_and_pymc(scheme):
         x0 = x.copy()
         z = x0[slices["eta_z"]]
         x0[slices["eta_z"]] = z - z.mean()
-        value0, _ = density.logp_and_grad(x0, source, data["y"], data["n"], scal)
-        assert value0 == pytest.approx(_direct_logp(x0, source, data), rel=1e-10)
+        value0, _ = density.logp_and_grad(
+            x0, source, data["y"], data["n"], scal, density.scatter_rows(data), data["scatter"]
+        )
+        if not n_bootstrap:  # the direct computation has no scatter term
+            assert value0 == pytest.approx(_direct_logp(x0, source, data), rel=1e-10)
 
 
 def test_natural_params_match_the_pymc_deterministics():
@@ -114,10 +138,13 @@ def test_counts_and_bad_tables():
     table = _table("source", 0.1, 4)
     counts = collapse_counts(table)
     loss = table["loss"].values
-    assert counts.y.sum() == loss.sum() and counts.n.sum() == loss.size
+    assert counts.y.sum() == loss.sum()
+    assert counts.n.sum() == loss.size
     with pytest.raises(ValueError, match="0-1 losses"):
         collapse_counts(from_arrays([0.5, 0, 1, 0], [0, 0, 1, 1], scheme="source"))
     stacked = stack_replicates([table, table], replicate_kind="independent")
+    with pytest.raises(ValueError, match="bootstrap"):
+        collapse_counts(table, stacked)
     with pytest.raises(ValueError, match="likelihood='gaussian'"):
         fit(stacked, likelihood="binomial")
     with pytest.raises(ValueError, match="likelihood must be"):
@@ -148,7 +175,8 @@ def test_fit_targets_and_predictive_check():
         idata = fit(table, likelihood="binomial", random_state=1, draws=500, tune=500)
     post = idata.posterior
     assert {"expected_cv", "ose", "new_source", "theta", "mu", "eta"} <= set(post.data_vars)
-    assert float(post["expected_cv"].min()) >= 0 and float(post["expected_cv"].max()) <= 1
+    assert float(post["expected_cv"].min()) >= 0
+    assert float(post["expected_cv"].max()) <= 1
     check = predictive_check(idata)
     assert set(check["statistic"].values) == {"mean", "spread"}
     assert ((check["p_value"] >= 0) & (check["p_value"] <= 1)).all()

@@ -24,10 +24,16 @@ import numba
 import numpy as np
 
 from bayescv.bayes._cache import numba_jit, use_disk_cache
+from bayescv.bayes._density import _scatter_term
 
 njit = numba_jit()
 
-__all__ = ["SCALARS", "buffer", "callbacks", "coordinate_slices", "logp_and_grad"]
+__all__ = ["SCALARS", "SCATTER_ROWS", "buffer", "callbacks", "coordinate_slices", "logp_and_grad"]
+
+#: Rows of the per-block array of the bootstrap scatter term, laid out as the Gaussian
+#: density's vector array where :func:`bayescv.bayes._density._scatter_term` reads it (rows
+#: 0, 5 and 6); row 1 holds q_k = p̃_k (1 − p̃_k), the delta-method factor of block k.
+SCATTER_ROWS = ("n", "q", "unused_2", "unused_3", "unused_4", "scatter_nu_factor", "scatter_extra")
 
 #: Scalar data of the packed buffer, in order; the rows ``y`` and ``n`` (K each) follow.
 SCALARS = (
@@ -38,9 +44,11 @@ SCALARS = (
     "tau_kappa",
     "gamma_loc",
     "gamma_scale",
-    "gamma_df",
     "rho_a",
     "rho_lower",
+    "scatter_df",
+    "scatter_weight",
+    "scatter_const",
 )
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -88,8 +96,8 @@ def _log1pexp(x):
 
 
 @njit
-def logp_and_grad(x, source, y, n, scal):
-    """Log-density (priors, Jacobians and the binomial likelihood) and its gradient.
+def logp_and_grad(x, source, y, n, scal, svec, scatter):
+    """Log-density (priors, Jacobians, binomial likelihood, bootstrap scatter) and gradient.
 
     Parameters
     ----------
@@ -101,6 +109,10 @@ def logp_and_grad(x, source, y, n, scal):
         Errors and points per block.
     scal : ndarray of shape (len(SCALARS),)
         The values of :data:`SCALARS`.
+    svec : ndarray of shape (7, K)
+        The rows of :data:`SCATTER_ROWS`.
+    scatter : ndarray of shape (K, K)
+        The centred scatter of bootstrap block means (zeros without a bootstrap table).
 
     Returns
     -------
@@ -109,8 +121,8 @@ def logp_and_grad(x, source, y, n, scal):
     """
     k = y.size
     log_choose, a_loc, a_scale = scal[0], scal[1], scal[2]
-    tau_scale, kappa, g_loc, g_scale, g_df = scal[3], scal[4], scal[5], scal[6], scal[7]
-    rho_a, rho_lo = scal[8], scal[9]
+    tau_scale, kappa, g_loc, g_scale = scal[3], scal[4], scal[5], scal[6]
+    rho_a, rho_lo = scal[7], scal[8]
     grad = np.zeros(x.size)
     at = 0
     a = x[at]
@@ -140,19 +152,11 @@ def logp_and_grad(x, source, y, n, scal):
     g = x[at]
     at += 1
     s = math.exp(g_loc + g)
-    # HalfStudentT(g_df, g_scale) at s = exp(g_loc + g), with the Jacobian s.
-    ratio = s * s / (g_df * g_scale * g_scale)
+    # HalfNormal(g_scale) at s = exp(g_loc + g), with the Jacobian s.
     logp += (
-        math.log(2.0)
-        + math.lgamma(0.5 * (g_df + 1.0))
-        - math.lgamma(0.5 * g_df)
-        - 0.5 * math.log(g_df * math.pi)
-        - math.log(g_scale)
-        - 0.5 * (g_df + 1.0) * math.log1p(ratio)
-        + g_loc
-        + g
+        0.5 * math.log(2.0 / math.pi) - math.log(g_scale) - 0.5 * (s / g_scale) ** 2 + g_loc + g
     )
-    grad[i_g] = -(g_df + 1.0) * ratio / (1.0 + ratio) + 1.0
+    grad[i_g] = -((s / g_scale) ** 2) + 1.0
     i_r = at
     r = x[at]
     at += 1
@@ -197,6 +201,22 @@ def logp_and_grad(x, source, y, n, scal):
     grad[i_g] += dl_ds * s
     dl_drho = -dl_dd * s2 + dl_de * (k - 1.0) * s2
     grad[i_r] += dl_drho * (1.0 - rho_lo) * b * (1.0 - b)
+    if scal[10] > 0.0:
+        # Bootstrap block means: the Gaussian model's Wishart-type scatter term with
+        # Σ = diag(q² (1 − ρ) s² + f q / n + e) + ρ (s q)(s q)ᵀ, the delta-method image of
+        # the binomial covariance at the observed block rates (binomial_model docs).
+        sscal = np.zeros(16)
+        sscal[12], sscal[13], sscal[15] = scal[9], scal[10], scal[11]
+        q = svec[1]
+        bar_nu = np.zeros(k)
+        bar_s = np.zeros(k)
+        value, _, bar_rho = _scatter_term(0.0, q, s * q, rho, svec, sscal, scatter, bar_nu, bar_s)
+        logp += value
+        ds = 0.0
+        for j in range(k):
+            ds += bar_s[j] * q[j]
+        grad[i_g] += ds * s
+        grad[i_r] += bar_rho * (1.0 - rho_lo) * b * (1.0 - b)
     return logp, grad
 
 
@@ -206,24 +226,36 @@ def buffer(data: dict[str, np.ndarray], source: bool) -> np.ndarray:
     Parameters
     ----------
     data : dict of ndarray
-        The model data (:func:`bayescv.bayes._binomial_stats.binomial_data`).
+        The model data (:func:`bayescv.bayes.binomial_model.binomial_data`).
     source : bool
         CVS or CVR model.
 
     Returns
     -------
-    ndarray of shape (3 + len(SCALARS) + 2 K,)
+    ndarray of shape (3 + len(SCALARS) + 9 K + K²,)
+        ``[n_dim, source, K, scalars..., y, n, scatter rows (7 K)..., scatter (K²)...]``.
     """
     y = np.asarray(data["y"], dtype=float)
     k = y.size
     n_dim = coordinate_slices(source, k)["eta_z"].stop
     head = np.array([n_dim, float(source), k])
     scal = np.array([float(data[name]) for name in SCALARS])
-    rows = np.concatenate([y, np.asarray(data["n"], dtype=float)])
-    return np.ascontiguousarray(np.concatenate([head, scal, rows]))
+    parts = [head, scal, y, np.asarray(data["n"], dtype=float), scatter_rows(data).ravel()]
+    parts.append(np.asarray(data["scatter"], dtype=float).ravel())
+    return np.ascontiguousarray(np.concatenate(parts))
 
 
-# The data travel as one float64 buffer at `user_data`: [n_dim, source, K, scal..., y, n].
+def scatter_rows(data: dict[str, np.ndarray]) -> np.ndarray:
+    """Return the (7, K) array of :data:`SCATTER_ROWS` from the model data."""
+    k = int(np.size(data["y"]))
+    rows = [
+        np.broadcast_to(np.asarray(data.get(name, 0.0), dtype=float), (k,))
+        for name in SCATTER_ROWS
+    ]
+    return np.ascontiguousarray(np.stack(rows))
+
+
+# The data travel as one float64 buffer at `user_data` (see `buffer`).
 _HEAD = 3 + len(SCALARS)
 
 _LOGP_SIG = numba.types.int64(
@@ -247,14 +279,16 @@ def _logp_callback(dim, x_ptr, grad_ptr, logp_ptr, user_data):
     n_dim, source, k = int(head[0]), head[1] != 0.0, int(head[2])
     if dim != n_dim:
         return -1
-    buf = numba.carray(user_data, (_HEAD + 2 * k,), np.float64)
+    buf = numba.carray(user_data, (_HEAD + 9 * k + k * k,), np.float64)
     scal = buf[3:_HEAD]
     y = buf[_HEAD : _HEAD + k]
     n = buf[_HEAD + k : _HEAD + 2 * k]
+    svec = buf[_HEAD + 2 * k : _HEAD + 9 * k].reshape((7, k))
+    scatter = buf[_HEAD + 9 * k :].reshape((k, k))
     x = numba.carray(x_ptr, (n_dim,))
     grad = numba.carray(grad_ptr, (n_dim,))
     logp = numba.carray(logp_ptr, (1,))
-    value, g = logp_and_grad(x, source, y, n, scal)
+    value, g = logp_and_grad(x, source, y, n, scal, svec, scatter)
     logp[0] = value
     grad[:] = g
     if not np.all(np.isfinite(g)):

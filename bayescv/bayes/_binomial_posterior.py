@@ -184,7 +184,7 @@ def _prior(data, priors, k, size, rng, scheme):
             if scheme == "source"
             else np.zeros(size)
         ),
-        "gamma_sd": np.abs(data["gamma_scale"] * rng.standard_t(data["gamma_df"], size)),
+        "gamma_sd": np.abs(rng.normal(0.0, data["gamma_scale"], size)),
     }
     b = rng.beta(data["rho_a"], data["rho_a"], size)
     scaled["rho"] = data["rho_lower"] + (1.0 - data["rho_lower"]) * b
@@ -214,9 +214,9 @@ def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prio
         attrs={
             "likelihood": "binomial",
             "scheme": stats.scheme,
-            "replicate_kind": "single",
+            "replicate_kind": "bootstrap" if stats.n_bootstrap else "single",
             "n_replicates": 1,
-            "n_bootstrap": 0,
+            "n_bootstrap": stats.n_bootstrap,
         },
     )
     if stats.sources is not None:

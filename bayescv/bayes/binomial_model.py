@@ -77,6 +77,15 @@ class BinomialStats:
         The source of each block, when the table names them.
     n, y : ndarray of shape (K,)
         Points and errors per block.
+    scatter : ndarray of shape (K, K)
+        Centred scatter of the bootstrap block means (zeros without a bootstrap table).
+    scatter_df, scatter_weight, scatter_const : float
+        Its Wishart-type term's weights (:class:`bayescv.bayes._stats.CollapsedStats`).
+    scatter_nu_factor, scatter_extra : ndarray of shape (K,)
+        The resampling factor 1 − 1/n_k and the duplicated-point term of the bootstrap
+        scatter (:func:`bayescv.bayes._stats.tie_term`).
+    n_bootstrap : int
+        Number of bootstrap replicates (0 without).
     """
 
     scheme: str
@@ -84,6 +93,13 @@ class BinomialStats:
     sources: np.ndarray | None
     n: np.ndarray
     y: np.ndarray
+    scatter: np.ndarray
+    scatter_df: float = 0.0
+    scatter_weight: float = 0.0
+    scatter_const: float = 0.0
+    scatter_nu_factor: np.ndarray | None = None
+    scatter_extra: np.ndarray | None = None
+    n_bootstrap: int = 0
 
     @property
     def n_blocks(self) -> int:
@@ -96,13 +112,18 @@ class BinomialStats:
         return self.n / self.n.sum()
 
 
-def collapse_counts(losses: xr.Dataset, *, scheme: str | None = None) -> BinomialStats:
+def collapse_counts(
+    losses: xr.Dataset, bootstrap: xr.Dataset | None = None, *, scheme: str | None = None
+) -> BinomialStats:
     """Reduce a 0-1 loss table of one CV run to its error counts per block.
 
     Parameters
     ----------
     losses : xarray.Dataset
         A loss table without a ``replicate`` dim whose losses are all 0 or 1.
+    bootstrap : xarray.Dataset, optional
+        Bootstrap replicates of the same data: their block means' scatter informs the
+        training-set effects (Γ), as in the Gaussian model, never the error rates.
     scheme : {"source", "random"}, optional
         Default from the table's ``scheme`` attribute.
 
@@ -142,7 +163,16 @@ def collapse_counts(losses: xr.Dataset, *, scheme: str | None = None) -> Binomia
         first = np.zeros(labels.size, dtype=np.int64)
         first[inverse[::-1]] = np.arange(inverse.size)[::-1]
         sources = np.asarray(losses["source"].values)[first]
-    return BinomialStats(scheme=scheme, labels=labels, sources=sources, n=n, y=y)
+    k = labels.size
+    if bootstrap is None:
+        return BinomialStats(scheme, labels, sources, n, y, np.zeros((k, k)))
+    from bayescv.bayes._stats import collapse
+
+    boot = collapse(losses, bootstrap, scheme=scheme)
+    return BinomialStats(
+        scheme, labels, sources, n, y, boot.scatter, boot.scatter_df, boot.scatter_weight,
+        boot.scatter_const, boot.scatter_nu_factor, boot.scatter_extra, boot.n_bootstrap,
+    )  # fmt: skip
 
 
 def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[str, np.ndarray]:
@@ -169,9 +199,18 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
     info = pooled * (1.0 - pooled)
     gamma_scale = priors.gamma_sd / math.sqrt(total_n * info)
     log_choose = special.gammaln(n + 1) - special.gammaln(y + 1) - special.gammaln(n - y + 1)
+    smoothed = (y + 0.5) / (n + 1.0)
+    ones = np.ones_like(n)
     out = {
         "y": y,
         "n": n,
+        "q": smoothed * (1.0 - smoothed),
+        "scatter": stats.scatter,
+        "scatter_df": stats.scatter_df,
+        "scatter_weight": stats.scatter_weight,
+        "scatter_const": stats.scatter_const,
+        "scatter_nu_factor": ones if stats.scatter_nu_factor is None else stats.scatter_nu_factor,
+        "scatter_extra": 0.0 * ones if stats.scatter_extra is None else stats.scatter_extra,
         "log_choose": log_choose.sum(),
         "alpha_loc": math.log(pooled) - math.log1p(-pooled),
         "alpha_scale": priors.mu0_sd,
@@ -179,7 +218,6 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
         "tau_kappa": _TAU_UNIT,
         "gamma_loc": math.log(gamma_scale),
         "gamma_scale": gamma_scale,
-        "gamma_df": priors.gamma_df,
         "rho_a": priors.rho_beta,
         "rho_lower": -1.0 / (stats.n_blocks - 1),
     }
@@ -226,13 +264,10 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
             tau = pt.as_tensor(0.0)
         gamma_z = pm.CustomDist(
             "gamma_sd_z",
-            data["gamma_df"],
             data["gamma_scale"],
             data["gamma_loc"],
             1.0,
-            dist=_scaled_log(
-                lambda df, sigma, size: pm.HalfStudentT.dist(nu=df, sigma=sigma, size=size)
-            ),
+            dist=_scaled_log(pm.HalfNormal.dist),
         )
         s = pm.Deterministic("gamma_sd", pt.exp(data["gamma_loc"] + gamma_z))
         rho_b = pm.Beta("rho_b", data["rho_a"], data["rho_a"])
@@ -243,7 +278,27 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
         beta = (pt.sqrt(e) - pt.sqrt(d)) / k
         eta = pm.Deterministic("eta", alpha + pt.sqrt(d) * z + beta * pt.sum(z), dims="block")
         pm.Binomial("y", n=data["n"], logit_p=eta, observed=data["y"], dims="block")
+        if float(data["scatter_weight"]) > 0:
+            pm.Potential("loglik_scatter", _scatter_graph(s, rho, data))
     return model
+
+
+def _scatter_graph(s, rho, d):
+    """Build the bootstrap scatter term: Σ = diag(own) + ρ v vᵀ with v = s q (module docs)."""
+    import pytensor.tensor as pt
+
+    k = int(np.size(d["y"]))
+    q = d["q"]
+    v = s * q
+    own = (1.0 - rho) * pt.square(v) + d["scatter_nu_factor"] * q / d["n"] + d["scatter_extra"]
+    u = v / own
+    denom = 1.0 + rho * pt.sum(v * u)
+    scatter = d["scatter"]
+    trace = pt.sum(np.diag(scatter) / own) - rho * pt.dot(u, pt.dot(scatter, u)) / denom
+    logdet = pt.sum(pt.log(own)) + pt.log(denom)
+    return d["scatter_const"] - 0.5 * (
+        d["scatter_df"] * (k * math.log(2 * math.pi) + logdet) + d["scatter_weight"] * trace
+    )
 
 
 def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> dict:
