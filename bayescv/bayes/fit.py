@@ -49,7 +49,7 @@ _CHECKED = (
     "new_source",
 )  # fmt: skip
 
-_LIKELIHOODS = ("gaussian", "binomial")
+_LIKELIHOODS = ("auto", "binomial", "gaussian")
 
 
 class SamplingWarning(UserWarning):
@@ -74,7 +74,7 @@ def fit(
     ess_min: float = 400.0,
     model: CompiledModel | None = None,
     progress: bool = False,
-    likelihood: str = "gaussian",
+    likelihood: str = "auto",
 ) -> Any:
     """Fit the hierarchical model of CV errors to a loss table.
 
@@ -132,15 +132,15 @@ def fit(
     progress : bool, default False
         Show the sampler's progress bar (nutpie's in a terminal or notebook; PyMC's: one
         tqdm bar over the chains).
-    likelihood : {"gaussian", "binomial"}, default "gaussian"
-        ``"gaussian"``: the collapsed normal model. ``"binomial"`` (experimental): the model
-        of error counts for 0-1 losses (:mod:`bayescv.bayes.binomial_model`:
-        y_k ~ Binomial(n_k, expit(η_k)) with correlated logit-normal block effects), whose
-        intervals stay inside [0, 1] and which gives a proper posterior for a table without
-        errors; it models one CV run (no ``replicate`` dim, no `bootstrap`). It is not yet
-        the default for 0-1 tables: its sampler still reports divergent transitions on most
-        tables (a funnel between the block logits and the scale of the fold effects; see
-        ``docs/bayes.md``, "0-1 losses"), so check ``idata.sample_stats.attrs["problems"]``.
+    likelihood : {"auto", "binomial", "gaussian"}, default "auto"
+        ``"binomial"``: the model of error counts for 0-1 losses
+        (:mod:`bayescv.bayes.binomial_model`: y_k ~ Binomial(n_k, expit(η_k)) with
+        correlated logit-normal block effects): its intervals stay inside [0, 1], a table
+        without errors gets a proper posterior, and `bootstrap` informs the block effects
+        as in the Gaussian model; it models one CV run (no ``replicate`` dim).
+        ``"gaussian"``: the collapsed normal model, for any loss. ``"auto"`` takes the
+        binomial likelihood for a table of one run whose losses are all 0 or 1, and the
+        Gaussian one otherwise (for independent or repeated replicates even of 0-1 losses).
         The choice is recorded in ``idata.sample_stats.attrs["likelihood"]``.
 
     Returns
@@ -195,15 +195,16 @@ def fit(
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if likelihood not in _LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
     if target_accept is None:
         # The binomial model samples its block logits non-centred; at 0.8 a few draws per
         # fit still diverge near small scales (divergences at 0.95: 0 in 12 test tables).
-        target_accept = 0.95 if likelihood == "binomial" else 0.8
+        target_accept = 0.95 if _choose_likelihood(losses, likelihood) == "binomial" else 0.8
     if isinstance(target_accept, bool) or not 0 < target_accept < 1:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
     started = time.perf_counter()
-    if likelihood not in _LIKELIHOODS:
-        raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
+    likelihood = _choose_likelihood(losses, likelihood)
     if likelihood == "binomial":
         if model is not None:
             raise ValueError(
@@ -266,6 +267,18 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float):
             stacklevel=3,
         )
     return idata
+
+
+def _choose_likelihood(losses: Any, likelihood: str) -> str:
+    """Resolve ``"auto"``: binomial for one CV run of 0-1 losses, else Gaussian."""
+    if likelihood != "auto":
+        return likelihood
+    if not isinstance(losses, xr.Dataset) or "loss" not in losses.data_vars:
+        return "gaussian"  # collapse() raises the package's message for a malformed table
+    if "replicate" in losses.dims:
+        return "gaussian"
+    values = np.asarray(losses["loss"].values)
+    return "binomial" if values.size and np.isin(values, (0.0, 1.0)).all() else "gaussian"
 
 
 def _fit_binomial(

@@ -45,6 +45,18 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         "within_var": "within-source variance",
     }
     for ax, stat in zip(axes[:2], ("mean", "within_var"), strict=True):
+        if stat not in check["statistic"].values:
+            # The binomial model: a 0-1 loss's variance p (1 − p) is fixed by its mean.
+            ax.text(
+                0.5,
+                0.5,
+                "0-1 losses: the within-source\nvariance p(1 − p) is fixed\nby the error rate",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+            )
+            ax.set_axis_off()
+            continue
         sub = check.where(check["statistic"] == stat, drop=True)
         x = np.arange(sub.sizes["check"])
         mid = sub["predictive_mean"].values

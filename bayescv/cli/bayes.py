@@ -22,7 +22,9 @@ from bayescv.cli._checks import read_losses, unwritable_dir
 
 __all__ = ["register"]
 
-_SUMMARY_VARS = ["expected_cv", "ose", "new_source", "theta", "mu0", "mu", "tau", "rho"]
+_SUMMARY_VARS = [
+    "expected_cv", "ose", "new_source", "theta", "mu0", "mu", "alpha", "tau", "rho",
+]  # fmt: skip
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +56,15 @@ def register(subparsers: Any) -> None:
         help=(
             "CVS model (hierarchy over sources) or CVR model (exchangeable folds); default "
             "'source' when --source-col gives one source per block, else 'random'"
+        ),
+    )
+    p.add_argument(
+        "--likelihood",
+        choices=["auto", "binomial", "gaussian"],
+        default="auto",
+        help=(
+            "binomial: error counts of 0-1 losses (bounds inside [0, 1]); gaussian: any "
+            "loss; default auto, binomial when every loss is 0 or 1"
         ),
     )
     p.add_argument("--draws", type=int, default=1000, help="draws per chain (default: 1000)")
@@ -109,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
             idata = fit(
                 table,
                 scheme=args.scheme,
+                likelihood=args.likelihood,
                 draws=args.draws,
                 tune=args.tune,
                 chains=args.chains,
@@ -143,7 +155,10 @@ def _summary(idata):
 
 
 def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
-    keys = ("rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "problems", "sampler")
+    keys = (
+        "rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "problems", "sampler",
+        "likelihood",
+    )  # fmt: skip
     return {
         "n_points": int(table.sizes["obs"]),
         "scheme": table.attrs["scheme"],
@@ -168,7 +183,8 @@ def _print_table(table, summary, intervals, diag) -> None:
     import pandas as pd
 
     print(
-        f"{table.sizes['obs']} losses, scheme {table.attrs['scheme']!r}; sampler {diag['sampler']}, "
+        f"{table.sizes['obs']} losses, scheme {table.attrs['scheme']!r}; "
+        f"{diag['likelihood']} likelihood; sampler {diag['sampler']}, "
         f"{diag['sampling_seconds']:.1f} s sampling"
     )
     status = diag["problems"] or "ok"
