@@ -22,6 +22,7 @@ from bayescv.compare import (
     run_study,
     unregister_method,
 )
+from bayescv.compare.summary import monte_carlo_truths
 from bayescv.cv import cross_val_losses
 from bayescv.intervals import interval_dataset
 
@@ -102,8 +103,15 @@ def test_truths_by_hand_for_ols():
 def test_redrawn_design_has_ose_truth_and_cvs_kfold_uses_the_held_out_source():
     sc = MultiSourceLinear(3, 8, design="sources_redrawn", n_new_sources=50)
     study = run_study(sc, methods=["theta_A"], n_replicates=2, random_state=0)
-    assert study["target"].values.tolist() == ["err_xy", "kfold_test_error", "ose_xy"]
+    assert study["target"].values.tolist() == ["err_xy", "kfold_test_error", "ose_xy", "ose_cv"]
     assert np.isfinite(study["truth"]).all()
+    # ose_cv: the fold models (each trained on 2 of the 3 sources) on new sources; ose_xy:
+    # the model trained on all 3. Different models, so different errors.
+    cv, xy = (study["truth"].sel(target=t).values for t in ("ose_cv", "ose_xy"))
+    assert not np.allclose(cv, xy)
+    # The study-level `ose` is the mean of `ose_cv` (summary.MONTE_CARLO_TARGETS).
+    mc = monte_carlo_truths(study)
+    assert mc["truth"].sel(target="ose").item() == pytest.approx(cv.mean())
     assert study["method_target"].item() == "expected_cv"
     with pytest.raises(ValueError, match="cannot compute"):
         run_study(MultiSourceLinear(3, 8), methods=["theta_A"], n_replicates=1, truths=["ose_xy"])

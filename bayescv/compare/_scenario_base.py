@@ -21,8 +21,8 @@ __all__ = ["DESIGNS", "TRUTHS", "Draw", "Population", "Scenario", "scenario_hash
 
 #: Sampling designs.
 DESIGNS = ("iid", "sources_fixed", "sources_redrawn")
-#: Truths a scenario computes per replicate.
-TRUTHS = ("err_xy", "kfold_test_error", "ose_xy")
+#: Truths a scenario computes per replicate (``ose_xy`` and ``ose_cv`` only with new sources).
+TRUTHS = ("err_xy", "kfold_test_error", "ose_xy", "ose_cv")
 
 
 class Population(ABC):
@@ -118,7 +118,13 @@ class Scenario(ABC):
         return "zero_one" if self.task == "classification" else "squared"
 
     def truth_names(self) -> tuple[str, ...]:
-        """Per-replicate truths this scenario computes (``ose_xy`` only with new sources)."""
+        """Per-replicate truths this scenario computes (``ose_xy``, ``ose_cv`` only with new sources).
+
+        ``ose_xy`` is the error on new sources of the model fitted on all the data;
+        ``ose_cv`` the mean over the CV's fold models of their error on new sources: the
+        population of sources' error of models trained as CV trains them, the estimand the
+        Bayesian ``ose`` targets (``docs/bayes.md``); the study's ``ose`` is its mean.
+        """
         if self.design == "sources_redrawn":
             return TRUTHS
         return TRUTHS[:2]

@@ -183,7 +183,7 @@ def plot_intervals(
     method : str
         The method.
     target : str
-        A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``).
+        A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``, ``ose_cv``).
     max_replicates : int, default 100
         Draw the first replicates only.
     ax : matplotlib.axes.Axes, optional

@@ -9,7 +9,7 @@ truths; the result is an :class:`xarray.Dataset`:
   ``runtime`` (seconds), ``flag`` (``""``, ``"negative_variance"``, ``"error: ..."``);
   coords ``method_target`` (the estimand the method declares) and ``method_cost``;
 * dims ``(replicate, target)``: ``truth``, the per-replicate truths (``err_xy``,
-  ``kfold_test_error``, ``ose_xy``; see :mod:`bayescv.compare.scenarios`);
+  ``kfold_test_error``, ``ose_xy``, ``ose_cv``; see :mod:`bayescv.compare.scenarios`);
 * dim ``replicate``: ``mu_hat`` (the CV estimate), ``seed``, timings ``time_sample``,
   ``time_cv``, ``time_truth``, ``time_methods``, ``time_total``, ``warnings`` (warnings
   raised while the replicate ran), coords ``design`` and ``scheme``;

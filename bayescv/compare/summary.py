@@ -2,16 +2,17 @@
 
 Truths come in two kinds:
 
-* per replicate, from the study (``err_xy``, ``kfold_test_error``, ``ose_xy``);
+* per replicate, from the study (``err_xy``, ``kfold_test_error``, ``ose_xy``, ``ose_cv``);
 * Monte Carlo, one number over the study's replicates (:func:`monte_carlo_truths`):
-  ``err`` = mean of ``err_xy`` (Err of Bates et al. 2024), ``ose`` = mean of ``ose_xy`` (the
-  population new-source error; Geras & Sutton 2013, eq. 3), ``expected_cv`` = mean of the CV estimate μ̂,
+  ``err`` = mean of ``err_xy`` (Err of Bates et al. 2024), ``ose`` = mean of ``ose_cv`` (the
+  population new-source error of the models CV trains, each on the other sources; Geras &
+  Sutton 2013, eq. 3), ``expected_cv`` = mean of the CV estimate μ̂,
   and the true θ = Var(μ̂) (sample variance over replicates; its σ/ω/γ decomposition is
   :func:`decompose`).
 
 Which targets mean something depends on the design (:data:`VALID_TARGETS`): with the sources
 fixed, an interval for a new-source quantity would be compared with one fixed, arbitrary
-gap, so ``ose`` and ``ose_xy`` are refused; with the sources redrawn, ``expected_cv`` (which
+gap, so ``ose``, ``ose_xy`` and ``ose_cv`` are refused; with the sources redrawn, ``expected_cv`` (which
 holds the sources fixed) is refused. A study that mixes designs or CV schemes (for example
 two studies concatenated) is refused too.
 
@@ -43,10 +44,12 @@ __all__ = [
 VALID_TARGETS = {
     "iid": ("err_xy", "kfold_test_error", "err", "expected_cv"),
     "sources_fixed": ("err_xy", "kfold_test_error", "err", "expected_cv"),
-    "sources_redrawn": ("err_xy", "kfold_test_error", "ose_xy", "err", "ose"),
+    "sources_redrawn": ("err_xy", "kfold_test_error", "ose_xy", "ose_cv", "err", "ose"),
 }
-#: Monte Carlo targets and the per-replicate quantity each is the mean of.
-MONTE_CARLO_TARGETS = {"err": "err_xy", "ose": "ose_xy", "expected_cv": "mu_hat"}
+#: Monte Carlo targets and the per-replicate quantity each is the mean of. ``ose`` is the mean
+#: of ``ose_cv`` (models trained as CV trains them: the estimand of the Bayesian model's
+#: ``ose``), not of ``ose_xy`` (the model trained on all sources).
+MONTE_CARLO_TARGETS = {"err": "err_xy", "ose": "ose_cv", "expected_cv": "mu_hat"}
 
 
 def check_design(study: xr.Dataset) -> tuple[str, str]:
