@@ -1,0 +1,223 @@
+"""Coverage of intervals for 0-1 losses at error rates of about 1.5 %, 5 % and 20 % (issue 15).
+
+Runs :func:`bayescv.compare.run_study` on multi-source logistic scenarios whose sources' Bayes
+error is 0.005, 0.04 or 0.18 (``MultiSourceLogistic`` with the coefficients of
+:func:`bayescv.compare.bates_coefficient` and a heterogeneity of 5 % of them; the default
+learner's CV error rates are then about 1.5-2 %, 4-5 % and 20 %, measured and reported): K = 10
+sources, M = 50 or 200 points each, leave one source out, lightly regularised logistic
+regression (C = 1), 95 % intervals. One bootstrap-replicated table per data set (B = 50) is
+shared by the ``bootstrap`` row and both Bayesian rows.
+
+Rows: the Bayesian model with its default likelihood for 0-1 tables (``bayes_*``: binomial
+counts, :mod:`bayescv.bayes.binomial_model`) and with the Gaussian likelihood beside it
+(``gauss_*``, registered here), the closed-form ``naive_points`` and ``theta_B`` and the
+``bootstrap`` with normal bounds, and, computed from those rows' stored θ̂, their score
+(Wilson-type) intervals ``*_score`` on the effective sample size μ̂(1 − μ̂)/θ̂ (issue 15,
+part 2). Sources fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates).
+Sources redrawn (``--redrawn``): target ``ose`` (the mean over replicates of ``ose_cv``, the
+fold models' error on new sources), M = 10, 50, 200.
+
+Run by hand::
+
+    python benchmarks/loss_shapes_binary.py --replicates 200 --n-jobs 2
+    python benchmarks/loss_shapes_binary.py --replicates 200 --n-jobs 2 --redrawn
+
+Results: ``benchmarks/results/loss_shapes_binary{,_redrawn}.{json,md}``; the studies
+themselves go to ``--store`` (NetCDF, one file per cell).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+
+from bayescv.compare import (
+    Method,
+    MultiSourceLogistic,
+    bates_coefficient,
+    get_method,
+    register_method,
+    run_study,
+    summarize,
+)
+from bayescv.compare.registry import bayes_hier
+
+RESULTS = Path(__file__).resolve().parent / "results"
+K = 10
+LEVEL = 0.95
+SETTINGS = {"1.5%": 0.005, "5%": 0.04, "20%": 0.18}
+GAUSS = {"gauss_expected_cv": "expected_cv", "gauss_ose": "ose", "gauss_new_source": "new_source"}
+
+
+def scenario(bayes_error: float, m: int, design: str) -> MultiSourceLogistic:
+    """Multi-source logistic sources whose Bayes error is `bayes_error`."""
+    c = bates_coefficient(bayes_error)
+    return MultiSourceLogistic(
+        K, m, coef=(c, c, c, 0.0, 0.0), heterogeneity=0.05 * c, intercept_sd=0.0,
+        design=design, n_test=2000, n_new_sources=200, source_seed=0,
+    )  # fmt: skip
+
+
+def _gauss(context, names, **options):
+    out = bayes_hier(context, [n.replace("gauss_", "bayes_") for n in names], **options)
+    renamed = [str(n).replace("bayes_", "gauss_") for n in out["method_name"].values]
+    return out.assign_coords(method_name=renamed)
+
+
+def register_gaussian() -> None:
+    """Register ``bayes_gauss``: the Bayesian model with ``likelihood="gaussian"``."""
+    register_method(
+        Method(
+            "bayes_gauss", _gauss, GAUSS, "posterior", outputs=tuple(GAUSS),
+            description="the Bayesian model with the Gaussian likelihood",
+            options=get_method("bayes_hier").option_names,
+        ),
+        replace=True,
+    )  # fmt: skip
+
+
+def wilson(estimate: np.ndarray, theta: np.ndarray, level: float = LEVEL):
+    """Score bounds on the effective size n_eff = p(1 − p)/θ (Wilson 1927); NaN for θ ≤ 0."""
+    z = stats.norm.ppf(0.5 + level / 2)
+    p = np.asarray(estimate, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(theta > 0, p * (1 - p) / theta, np.nan)
+        centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+        half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return centre - half, centre + half
+
+
+def with_score_rows(st: xr.Dataset) -> xr.Dataset:
+    """Append ``<row>_score`` for the closed-form rows, from their stored estimate and θ̂."""
+    rows = []
+    for name in ("naive_points", "theta_B", "bootstrap"):
+        if name not in st["method_name"].values:
+            continue
+        row = st.sel(method_name=[name])
+        lo, hi = wilson(row["estimate"].values, row["theta_hat"].values)
+        rows.append(
+            row.assign(lower=(row["lower"].dims, lo), upper=(row["upper"].dims, hi)).assign_coords(
+                method_name=[f"{name}_score"]
+            )
+        )
+    if not rows:
+        return st
+    out = xr.concat(
+        [st, *rows], dim="method_name", data_vars="minimal", coords="different",
+        compat="equals", join="outer",
+    )  # fmt: skip
+    for name in st.data_vars:  # concat puts method_name first; keep the study's layout
+        out[name] = out[name].transpose(*st[name].dims)
+    out.attrs = st.attrs
+    return out
+
+
+def cell(args, label: str, m: int, design: str) -> dict:
+    sc = scenario(SETTINGS[label], m, design)
+    path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}.nc"
+    methods = ["naive_points", "theta_B", "bootstrap", "bayes_hier", "bayes_gauss"]
+    start = time.perf_counter()
+    if path.exists():
+        st = xr.load_dataset(path)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            st = run_study(
+                sc, LogisticRegression(C=1.0, max_iter=5000), methods, args.replicates,
+                method_options={"bootstrap": {"n_bootstrap": 50}, "bayes_hier": {"n_bootstrap": 50},
+                                "bayes_gauss": {"n_bootstrap": 50, "likelihood": "gaussian"}},
+                random_state=args.seed, n_jobs=args.n_jobs, progress=False,
+            )  # fmt: skip
+        st.to_netcdf(path)
+    seconds = time.perf_counter() - start
+    st = with_score_rows(st)
+    target = "expected_cv" if design == "sources_fixed" else "ose"
+    summary = summarize(st, targets=[target])
+    truth = json.loads(summary.attrs["truths"])[target]
+    rows = {}
+    for name in summary["method_name"].values:
+        s = summary.sel(method_name=name, target=target)
+        if str(summary["method_target"].sel(method_name=name).item()) != target:
+            continue
+        width = (st["upper"] - st["lower"]).sel(method_name=name)
+        outside = ((st["lower"] < 0) | (st["upper"] > 1)).sel(method_name=name)
+        est, se = st["estimate"].sel(method_name=name), st["se"].sel(method_name=name)
+        rows[str(name)] = {
+            "coverage": float(s["coverage"]), "coverage_se": float(s["coverage_se"]),
+            "miss_low": float(s["miss_low"]), "miss_high": float(s["miss_high"]),
+            "mean_width": float(width.mean()), "outside_0_1": int(outside.sum()),
+            "centre_offset_sd": float(((est - truth) / se).mean()),
+            "not_converged": int((st["flag"].sel(method_name=name) == "not_converged").sum()),
+        }  # fmt: skip
+    mu = st["mu_hat"].values
+    return {
+        "label": label, "bayes_error": SETTINGS[label], "m": m, "design": design,
+        "replicates": int(st.sizes["replicate"]), "truth": truth,
+        "mean_errors": float(mu.mean() * K * m), "mean_error_rate": float(mu.mean()),
+        "seconds": seconds, "rows": rows,
+    }  # fmt: skip
+
+
+def report(results: list[dict], command: str, out: Path) -> None:
+    lines = [f"# {out.stem}", "", f"Command: `{command}`", ""]
+    for r in results:
+        lines += [
+            f"## {r['label']} (Bayes error {r['bayes_error']}), M = {r['m']}, {r['design']}",
+            "",
+            f"{r['replicates']} data sets; mean CV error rate {r['mean_error_rate']:.4f}, "
+            f"mean errors per data set {r['mean_errors']:.1f}; truth "
+            f"({'expected_cv' if r['design'] == 'sources_fixed' else 'ose'}) {r['truth']:.4f}; "
+            f"{r['seconds']:.0f} s.",
+            "",
+            "| interval | coverage % | miss low % | miss high % | mean width | bounds outside [0, 1] "
+            "| centre − truth (se units) | not converged |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name, v in r["rows"].items():
+            lines.append(
+                f"| {name} | {100 * v['coverage']:.1f} ± {100 * v['coverage_se']:.1f} | "
+                f"{100 * v['miss_low']:.1f} | {100 * v['miss_high']:.1f} | {v['mean_width']:.4f} | "
+                f"{v['outside_0_1']} | {v['centre_offset_sd']:+.2f} | {v['not_converged']} |"
+            )
+        lines.append("")
+    out.with_suffix(".md").write_text("\n".join(lines))
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicates", type=int, default=200)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--redrawn", action="store_true")
+    parser.add_argument("--store", default="/tmp/loss_shapes_binary")
+    parser.add_argument("--cells", default=None, help="comma-separated labels, e.g. 5%%,20%%")
+    args = parser.parse_args()
+    Path(args.store).mkdir(parents=True, exist_ok=True)
+    register_gaussian()
+    labels = args.cells.split(",") if args.cells else list(SETTINGS)
+    if args.redrawn:
+        plan = [(label, m, "sources_redrawn") for label in labels for m in (10, 50, 200)]
+    else:
+        plan = [(label, m, "sources_fixed") for label in labels for m in (50, 200)]
+    results = []
+    for label, m, design in plan:
+        results.append(cell(args, label, m, design))
+        print(json.dumps({k: v for k, v in results[-1].items() if k != "rows"}), flush=True)
+    name = "loss_shapes_binary" + ("_redrawn" if args.redrawn else "")
+    command = "python benchmarks/loss_shapes_binary.py " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False)
+    ).replace("--redrawn True", "--redrawn")
+    report(results, command, RESULTS / name)
+
+
+if __name__ == "__main__":
+    main()
