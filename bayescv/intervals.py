@@ -48,6 +48,7 @@ __all__ = [
     "combine_intervals",
     "interval_dataset",
     "normal_bounds",
+    "score_bounds",
 ]
 
 #: Estimands an interval can target (see the design's estimands table).
@@ -71,6 +72,7 @@ def normal_bounds(
     level: float = 0.95,
     kind: str = "normal",
     df: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Two-sided interval ``estimate ± q · sqrt(variance)`` with its flags.
 
@@ -87,6 +89,9 @@ def normal_bounds(
         Quantile of the standard normal or of Student's t with `df` degrees of freedom.
     df : array-like, optional
         Degrees of freedom, required when ``kind="t"``.
+    bounds : (float, float), optional
+        The range of the losses (:func:`bayescv.losses.loss_range`): a bound outside it is
+        moved onto it and its row flagged ``"truncated_to_range"``.
 
     Returns
     -------
@@ -96,7 +101,9 @@ def normal_bounds(
         ``""``, ``"negative_variance"``, ``"undefined_variance"`` (NaN variance),
         ``"infinite_variance"`` or ``"undefined_estimate"`` (NaN or infinite estimate); the
         bounds of a flagged row are NaN, never infinite. (Finite inputs give finite bounds:
-        ``q · sqrt(variance)`` is far below the float64 maximum.)
+        ``q · sqrt(variance)`` is far below the float64 maximum.) A zero variance gives the
+        degenerate interval [estimate, estimate], flagged ``"zero_variance"``; a row
+        truncated to `bounds` is flagged ``"truncated_to_range"``.
 
     Examples
     --------
@@ -125,7 +132,90 @@ def normal_bounds(
     for name, where in reversed(causes.items()):  # the first cause that applies wins
         flag = np.where(where, name, flag)
     bad = flag != ""
-    return se, np.where(bad, np.nan, lower), np.where(bad, np.nan, upper), flag
+    lower, upper = np.where(bad, np.nan, lower), np.where(bad, np.nan, upper)
+    flag = np.where(~bad & (variance == 0), "zero_variance", flag)
+    if bounds is not None:
+        low, high = float(bounds[0]), float(bounds[1])
+        outside = ~bad & ((lower < low) | (upper > high))
+        lower, upper = np.clip(lower, low, None), np.clip(upper, None, high)
+        flag = np.where(outside, np.char.add(flag, np.where(flag == "", "", ",")), flag)
+        flag = np.where(outside, np.char.add(flag.astype("<U40"), "truncated_to_range"), flag)
+    return se, lower, upper, flag.astype(str)
+
+
+def score_bounds(
+    estimate: Any,
+    variance: Any,
+    n_points: Any,
+    *,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Score (Wilson-type) interval for a mean of 0-1 losses on an effective sample size.
+
+    The bounds solve |p̂ − p| ≤ z sqrt(p (1 − p) / n_eff) (Wilson 1927) with
+    n_eff = p̂ (1 − p̂) / θ̂, the sample size at which independent 0-1 losses would have the
+    estimated variance θ̂ of the CV estimate: θ̂ carries the dependence between folds, the
+    score form keeps the bounds inside [0, 1] and keeps their coverage at error rates near 0
+    or 1, where a normal interval misses on the low side (Brown, Cai & DasGupta 2001). With
+    θ̂ = p̂ (1 − p̂) / N (independent losses) it is the plain Wilson interval.
+
+    Parameters
+    ----------
+    estimate : array-like
+        Error rates p̂ in [0, 1].
+    variance : array-like
+        Estimated variances θ̂ of p̂.
+    n_points : array-like
+        The number of losses N, used when p̂ is 0 or 1: then p̂ (1 − p̂) = θ̂ = 0 and no
+        effective size can be estimated; the interval is Wilson's for 0 (or N) errors in N
+        points, whose upper bound z² / (N + z²) is about 3.84 / N at 95 %, flagged
+        ``"no_errors"`` (``"all_errors"``): the CV dependence cannot be seen in such a table,
+        so the bound is that of independent points.
+    level : float, default 0.95
+        Nominal coverage.
+
+    Returns
+    -------
+    se, lower, upper : ndarray
+        sqrt(θ̂) and the bounds (NaN where θ̂ is negative or NaN, or p̂ is outside [0, 1]).
+    flag : ndarray of str
+        As :func:`normal_bounds`, plus ``"no_errors"`` and ``"all_errors"``.
+
+    Examples
+    --------
+    >>> se, lower, upper, flag = score_bounds([0.0, 0.1], [0.0, 0.09 / 100], [100, 100])
+    >>> np.round(upper, 4).tolist(), flag.tolist()
+    ([0.037, 0.1744], ['no_errors', ''])
+    """
+    check_level(level)
+    p, theta, n = np.broadcast_arrays(
+        np.asarray(estimate, dtype=float),
+        np.asarray(variance, dtype=float),
+        np.asarray(n_points, dtype=float),
+    )
+    z = stats.norm.ppf(0.5 + float(level) / 2)
+    edge = (p == 0) | (p == 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(edge, n, p * (1 - p) / theta)
+        shrink = 1 + z**2 / n_eff
+        centre = (p + z**2 / (2 * n_eff)) / shrink
+        half = z / shrink * np.sqrt(p * (1 - p) / n_eff + z**2 / (4 * n_eff**2))
+        se = np.sqrt(np.where(theta < 0, np.nan, theta))
+    causes = {
+        "negative_variance": theta < 0,
+        "undefined_variance": np.isnan(theta) | (~edge & (theta == 0)),
+        "undefined_estimate": ~np.isfinite(p) | (p < 0) | (p > 1),
+        "no_errors": p == 0,
+        "all_errors": p == 1,
+    }
+    flag = np.full(p.shape, "", dtype="<U18")
+    for name, where in reversed(causes.items()):
+        flag = np.where(where, name, flag)
+    bad = ~np.isin(flag, ("", "no_errors", "all_errors"))
+    # Analytically the bounds are 0 at p̂ = 0 and 1 at p̂ = 1; the clip removes rounding.
+    lower = np.where(bad, np.nan, np.where(p == 0, 0.0, np.clip(centre - half, 0.0, 1.0)))
+    upper = np.where(bad, np.nan, np.where(p == 1, 1.0, np.clip(centre + half, 0.0, 1.0)))
+    return se, lower, upper, flag
 
 
 def _quantile(level: float, kind: str, df: Any) -> Any:

@@ -28,7 +28,7 @@ def test_negative_and_nan_variances_are_flagged_not_clipped():
     assert np.isnan(se[:2]).all()
     assert np.isnan(lower[:2]).all()
     assert np.isnan(upper[:2]).all()
-    assert flag.tolist() == ["negative_variance", "undefined_variance", ""]
+    assert flag.tolist() == ["negative_variance", "undefined_variance", "zero_variance"]
     assert lower[2] == upper[2] == 1.0  # zero variance: a point interval, legitimately
 
 

@@ -40,7 +40,8 @@ import xarray as xr
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.classical._block_stats import BlockStats, block_stats
 from bayescv.classical.estimators import ESTIMATORS
-from bayescv.intervals import check_level, interval_dataset, normal_bounds
+from bayescv.intervals import check_level, interval_dataset, normal_bounds, score_bounds
+from bayescv.losses import is_binary, loss_range
 
 __all__ = [
     "DEFAULT_N_BOOTSTRAP",
@@ -206,7 +207,7 @@ def cv_intervals(
     methods: Sequence[str] | str | None = None,
     *,
     level: float = 0.95,
-    kind: str = "normal",
+    kind: str = "auto",
     bootstrap: xr.Dataset | None = None,
 ) -> xr.Dataset:
     """Intervals for the CV error from closed-form variance estimates.
@@ -239,11 +240,20 @@ def cv_intervals(
         ``"bootstrap"`` when `bootstrap` is given).
     level : float, default 0.95
         Nominal coverage.
-    kind : {"normal", "t"}, default "normal"
-        Quantiles; with ``"t"`` the degrees of freedom are N−1 (naive_points,
-        bayle_all_pairs), N−K (bayle_within), B−1 (bootstrap) and K−1 for the block-level
-        estimators. ``nadeau_bengio`` always uses t with J−1 df, J the number of folds
-        over all runs (it is defined as a t procedure).
+    kind : {"auto", "score", "normal", "t"}, default "auto"
+        ``"score"``: for 0-1 losses, the Wilson-type score interval on each method's
+        effective sample size p̂(1 − p̂)/θ̂ (:func:`bayescv.intervals.score_bounds`), inside
+        [0, 1] by construction and calibrated at error rates near 0 or 1; a table without
+        errors (or with only errors) gets Wilson's interval for N independent points,
+        flagged ``"no_errors"`` (``"all_errors"``). ``"normal"``, ``"t"``: μ̂ ± q·sqrt(θ̂)
+        with normal or t quantiles (with ``"t"`` the degrees of freedom are N−1
+        (naive_points, bayle_all_pairs), N−K (bayle_within), B−1 (bootstrap) and K−1 for the
+        block-level estimators), truncated to the table's loss range
+        (:func:`bayescv.losses.loss_range`) with the flag ``"truncated_to_range"``.
+        ``"auto"``: ``"score"`` for a table whose losses are all 0 or 1, else ``"normal"``.
+        ``nadeau_bengio`` uses t with J−1 df, J the number of folds over all runs (it is
+        defined as a t procedure), except under ``"score"``. The kind used is in
+        ``attrs["kind"]``.
     bootstrap : xarray.Dataset, optional
         A bootstrap-replicated loss table of the same data (:func:`bayescv.bootstrap_cv_losses`)
         for the ``bootstrap`` method (see :func:`bootstrap_interval`).
@@ -304,12 +314,19 @@ def cv_intervals(
         j = names.index("bootstrap")
         boot = _bootstrap_mu(losses, bootstrap)
         variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
-    if kind == "normal":
-        # Nadeau–Bengio is a t procedure; df = inf gives the normal quantile for the rest.
-        df = np.where(np.array(names) == "nadeau_bengio", df, np.inf)
-    elif kind != "t":
-        raise ValueError(f"kind must be 'normal' or 't', got {kind!r}")
-    se, lower, upper, bound_flags = normal_bounds(estimate, variance, level=level, kind="t", df=df)
+    kind = _resolve_kind(kind, losses)
+    if kind == "score":
+        n_points = np.repeat(stats.N[:, None], len(names), axis=1)
+        if replicate_kind == "repeat":
+            n_points = n_points[:1]
+        se, lower, upper, bound_flags = score_bounds(estimate, variance, n_points, level=level)
+    else:
+        if kind == "normal":
+            # Nadeau–Bengio is a t procedure; df = inf gives the normal quantile for the rest.
+            df = np.where(np.array(names) == "nadeau_bengio", df, np.inf)
+        se, lower, upper, bound_flags = normal_bounds(
+            estimate, variance, level=level, kind="t", df=df, bounds=loss_range(losses)
+        )
     flags = np.where(flags != "", flags, bound_flags)
     if scheme == "source":
         misplaced = np.isin(names, RANDOM_KFOLD_ONLY)
@@ -327,6 +344,26 @@ def cv_intervals(
     )  # fmt: skip
     dims = ("replicate", "method_name") if replicated else ("method_name",)
     return ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
+
+
+_KINDS = ("auto", "score", "normal", "t")
+
+
+def _resolve_kind(kind: str, losses: xr.Dataset) -> str:
+    """``"auto"`` → ``"score"`` for 0-1 tables, else ``"normal"``; refuse what cannot apply."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    if kind == "auto":
+        return "score" if is_binary(losses) else "normal"
+    if kind == "score":
+        low, high = loss_range(losses)
+        values = losses["loss"].values
+        if not (low >= 0 and high <= 1) and not (values.min() >= 0 and values.max() <= 1):
+            raise ValueError(
+                "kind='score' is for losses in [0, 1] (0-1 or Brier losses); this table's "
+                f"loss range is [{low}, {high}]"
+            )
+    return kind
 
 
 def _join(first: str, flags: np.ndarray) -> np.ndarray:
@@ -397,7 +434,7 @@ def _bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarra
 
 
 def bootstrap_interval(
-    losses: xr.Dataset, bootstrap: xr.Dataset, *, level: float = 0.95, kind: str = "normal"
+    losses: xr.Dataset, bootstrap: xr.Dataset, *, level: float = 0.95, kind: str = "auto"
 ) -> xr.Dataset:
     """Bootstrap interval: μ̂ of the observed run ± q · sd of μ̂ over bootstrap CV runs.
 
@@ -414,8 +451,9 @@ def bootstrap_interval(
         The bootstrap table (``replicate_kind="bootstrap"``, at least 2 replicates).
     level : float, default 0.95
         Nominal coverage.
-    kind : {"normal", "t"}, default "normal"
-        Normal quantile, or t with B − 1 degrees of freedom.
+    kind : {"auto", "score", "normal", "t"}, default "auto"
+        As :func:`cv_intervals`: the score interval for 0-1 losses, else the normal
+        quantile (``"t"``: t with B − 1 degrees of freedom).
 
     Returns
     -------

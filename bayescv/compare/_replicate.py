@@ -25,6 +25,7 @@ from bayescv.compare._context import Context, _name_seed
 from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv import Loss, _fold_losses
+from bayescv.cv.loss_functions import loss_range_for
 from bayescv.losses import from_arrays
 from bayescv.moments import block_moments
 
@@ -90,6 +91,7 @@ def _cross_validate(spec: _Spec, learner: Any, draw: Any, folds: list, keep: boo
         index=rows,
         scheme=spec.scenario.scheme,
         loss_name=spec.loss.name,
+        attrs={"loss_range": list(loss_range_for(spec.loss, draw.y))},
     )
     return table, block_moments(table), models or []
 

@@ -33,7 +33,7 @@ from bayescv.cv._splits import (
     _stratifies,
     balanced_group_folds,
 )
-from bayescv.cv.loss_functions import Loss, get_loss
+from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
 from bayescv.losses import from_arrays
 
 __all__ = ["bootstrap_cv_losses", "cross_val_losses"]
@@ -346,6 +346,7 @@ def _run(
             "cv": plans[0].splitter,
             "n_splits": len(plans[0].folds),
             "seed": seed,
+            "loss_range": list(loss_range_for(loss_fn, y)),
         },
     )
     if models is None:

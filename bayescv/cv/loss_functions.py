@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import is_classifier
 
-__all__ = ["LOSSES", "Loss", "get_loss", "make_loss"]
+__all__ = ["LOSSES", "Loss", "get_loss", "loss_range_for", "make_loss"]
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,16 @@ class Loss:
     needs_classes : bool
         Whether `func` takes the fitted estimator's ``classes_`` (the column order of
         ``predict_proba``).
+    range : tuple of float, default (-inf, inf)
+        The values the loss can take, ``(low, high)``: recorded in the loss table
+        (``loss_range``), where every interval method keeps its bounds inside it.
     """
 
     name: str
     func: Callable[..., Any]
     response_method: str = "predict"
     needs_classes: bool = False
+    range: tuple[float, float] = (-np.inf, np.inf)
 
     def __call__(self, y_true: Any, y_pred: Any, classes: Any = None) -> np.ndarray:
         """Return per-point losses as a float64 array of shape (n_samples,).
@@ -118,17 +122,44 @@ def _brier(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
     return total / 2 if proba.shape[1] == 2 else total
 
 
+_UNIT, _POSITIVE = (0.0, 1.0), (0.0, np.inf)
+
+#: The built-in losses. The Brier loss of a binary problem lies in [0, 1]; with more classes
+#: the sum over classes lies in [0, 2], which the CV runner records (:func:`loss_range_for`).
 LOSSES: dict[str, Loss] = {
-    "zero_one": Loss("zero_one", _zero_one),
-    "squared": Loss("squared", _squared),
-    "absolute": Loss("absolute", _absolute),
-    "log_loss": Loss("log_loss", _log_loss, "predict_proba", needs_classes=True),
-    "brier": Loss("brier", _brier, "predict_proba", needs_classes=True),
+    "zero_one": Loss("zero_one", _zero_one, range=_UNIT),
+    "squared": Loss("squared", _squared, range=_POSITIVE),
+    "absolute": Loss("absolute", _absolute, range=_POSITIVE),
+    "log_loss": Loss("log_loss", _log_loss, "predict_proba", needs_classes=True, range=_POSITIVE),
+    "brier": Loss("brier", _brier, "predict_proba", needs_classes=True, range=_UNIT),
 }
 
 
+def loss_range_for(loss: Loss, y: Any = None) -> tuple[float, float]:
+    """Return the range a loss table of `loss` on targets `y` records.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss.
+    y : array-like, optional
+        The targets; with more than two classes the Brier loss lies in [0, 2].
+
+    Returns
+    -------
+    tuple of float
+    """
+    if loss.name == "brier" and y is not None and np.unique(np.asarray(y)).size > 2:
+        return (0.0, 2.0)
+    return (float(loss.range[0]), float(loss.range[1]))
+
+
 def make_loss(
-    func: Callable[[Any, Any], Any], *, response_method: str = "predict", name: str | None = None
+    func: Callable[[Any, Any], Any],
+    *,
+    response_method: str = "predict",
+    name: str | None = None,
+    range: tuple[float, float] = (-np.inf, np.inf),
 ) -> Loss:
     """Wrap a callable ``func(y_true, y_pred) -> per-point array`` as a :class:`Loss`.
 
@@ -140,6 +171,8 @@ def make_loss(
         Estimator method whose output is passed as ``y_pred``.
     name : str, optional
         Defaults to ``func.__name__``.
+    range : tuple of float, default (-inf, inf)
+        The values the loss can take (unbounded unless declared); intervals stay inside it.
 
     Returns
     -------
@@ -150,7 +183,12 @@ def make_loss(
         raise ValueError(
             f"response_method must be 'predict' or 'predict_proba', got {response_method!r}"
         )
-    return Loss(name or getattr(func, "__name__", "custom"), func, response_method)
+    low, high = (float(v) for v in range)
+    if not low < high:
+        raise ValueError(f"range must be (low, high) with low < high, got {range!r}")
+    return Loss(
+        name or getattr(func, "__name__", "custom"), func, response_method, range=(low, high)
+    )
 
 
 def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any = None) -> Loss:

@@ -9,7 +9,8 @@ A loss table is an :class:`xarray.Dataset` with
   ``index`` (the point's row in the input data) and, when the data have sources,
   ``source``; all three have the same dimensions as ``loss``;
 * attributes ``scheme`` (``"random"`` or ``"source"``), ``loss_name``, ``estimator``,
-  ``bayescv_version``, ``created``, ``seed`` and, with a ``replicate`` dimension,
+  ``bayescv_version``, ``created``, ``seed``, ``loss_range`` (``[low, high]``, the values
+  the loss can take; :func:`loss_range`) and, with a ``replicate`` dimension,
   ``replicate_kind`` (``"repeat"``, ``"bootstrap"`` or ``"independent"``).
 
 Within each replicate the points are ordered by block label, then as given, so that each
@@ -24,6 +25,7 @@ columns and empty input raise a :class:`ValueError` that names the problem.
 from bayescv.losses._differences import loss_differences
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_netcdf
+from bayescv.losses._range import is_binary, loss_range
 from bayescv.losses._schema import (
     REPLICATE_KINDS,
     SCHEMES,
@@ -38,7 +40,9 @@ __all__ = [
     "SCHEMES",
     "from_arrays",
     "from_frame",
+    "is_binary",
     "loss_differences",
+    "loss_range",
     "pivot",
     "read_csv",
     "read_netcdf",

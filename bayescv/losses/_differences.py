@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescv.losses._range import loss_range
 from bayescv.losses._schema import validate
 
 __all__ = ["loss_differences"]
@@ -68,4 +69,9 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
         f"B: {losses_b.attrs.get('estimator', '?')}",
         "loss_name": f"difference of {losses_a.attrs.get('loss_name', 'loss')} (A - B)",
     }
+    # A difference of two losses in [a, b] lies in [a - b, b - a].
+    low_a, high_a = loss_range(losses_a)
+    low_b, high_b = loss_range(losses_b)
+    low, high = min(low_a, low_b), max(high_a, high_b)
+    diff.attrs["loss_range"] = [low - high, high - low]
     return validate(diff)

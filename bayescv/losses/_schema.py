@@ -10,6 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescv._provenance import created_now, package_version
+from bayescv.losses._range import check_range
 
 __all__ = [
     "REPLICATE_KINDS",
@@ -34,6 +35,7 @@ def from_arrays(
     scheme: str | None = None,
     replicate_kind: str | None = None,
     loss_name: str = "unknown",
+    loss_range: Any = None,
     attrs: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Build a validated loss table from arrays.
@@ -57,6 +59,10 @@ def from_arrays(
         same data, bootstrap replicates resample it, independent replicates are new data.
     loss_name : str, default "unknown"
         Name of the loss function.
+    loss_range : (float, float), optional
+        The values the loss can take, recorded as the attribute ``loss_range``; a loss
+        outside it is refused, and every interval stays inside it. Default: the range of a
+        built-in `loss_name` (:func:`bayescv.losses.loss_range`), else unbounded.
     attrs : mapping, optional
         Further attributes (strings or numbers) to record.
 
@@ -131,6 +137,8 @@ def from_arrays(
     )
     if replicate_kind is not None:
         table.attrs["replicate_kind"] = replicate_kind
+    if loss_range is not None:
+        table.attrs["loss_range"] = [float(v) for v in loss_range]
     table.attrs.update(attrs or {})
     return validate(table)
 
@@ -152,7 +160,8 @@ def validate(table: xr.Dataset) -> xr.Dataset:
     ------
     ValueError
         Naming the first problem found: missing variables or coordinates, wrong
-        dimensions, empty input, NaN or infinite losses, fewer than two blocks in a
+        dimensions, empty input, NaN or infinite losses, a loss outside the declared
+        ``loss_range``, fewer than two blocks in a
         replicate, a block with fewer than two points, an unknown scheme, or a
         ``replicate`` dimension without a known ``replicate_kind``.
     """
@@ -188,6 +197,7 @@ def validate(table: xr.Dataset) -> xr.Dataset:
             f"losses contain {int(bad.sum())} NaN or infinite value(s), the first at position "
             f"{first} (index {int(table['index'].values[tuple(first)])}){hint}"
         )
+    check_range(table, values)
     if table.attrs.get("scheme") not in SCHEMES:
         raise ValueError(
             f"attribute 'scheme' must be one of {SCHEMES}, got {table.attrs.get('scheme')!r}"

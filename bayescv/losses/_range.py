@@ -1,0 +1,108 @@
+"""The range of a loss table's losses, and whether they are 0-1 losses.
+
+A loss table records the values its loss can take in the attribute ``loss_range``,
+``[low, high]`` (the CV runner writes the :class:`bayescv.cv.Loss`' range; a table built by
+hand may declare one). Every interval method keeps its bounds inside it, by construction or
+truncated with a flag (:func:`bayescv.intervals.normal_bounds`). A table without the
+attribute whose ``loss_name`` is a built-in loss takes that loss' range; any other is
+unbounded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["check_range", "is_binary", "loss_range"]
+
+#: Ranges of the built-in losses by name (the multiclass Brier loss lies in [0, 2]: the CV
+#: runner records that range when there are more than two classes).
+_BUILT_IN = {
+    "zero_one": (0.0, 1.0),
+    "brier": (0.0, 1.0),
+    "squared": (0.0, np.inf),
+    "absolute": (0.0, np.inf),
+    "log_loss": (0.0, np.inf),
+}
+
+
+def _as_range(value: Any) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in np.asarray(value, dtype=float).ravel())
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"loss_range must be [low, high], got {value!r}") from err
+    if np.isnan(low) or np.isnan(high) or not low < high:
+        raise ValueError(f"loss_range must be [low, high] with low < high, got {value!r}")
+    return low, high
+
+
+def loss_range(table: xr.Dataset) -> tuple[float, float]:
+    """Return the range ``(low, high)`` of a loss table's losses.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table.
+
+    Returns
+    -------
+    tuple of float
+        The declared ``loss_range``; else the range of a built-in ``loss_name``; else
+        ``(-inf, inf)``. Loss differences (:func:`bayescv.loss_differences`) of a loss in
+        [a, b] lie in [a − b, b − a].
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> loss_range(from_arrays([0, 1, 1, 0], [0, 0, 1, 1], loss_name="zero_one"))
+    (0.0, 1.0)
+    """
+    if "loss_range" in table.attrs:
+        return _as_range(table.attrs["loss_range"])
+    return _BUILT_IN.get(str(table.attrs.get("loss_name")), (-np.inf, np.inf))
+
+
+def is_binary(table: xr.Dataset) -> bool:
+    """Return whether every loss of the table is exactly 0 or 1 (a 0-1 loss table).
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> is_binary(from_arrays([0, 1, 1, 0], [0, 0, 1, 1])), is_binary(from_arrays([0, 0.5, 1, 0], [0, 0, 1, 1]))
+    (True, False)
+    """
+    values = np.asarray(table["loss"].values)
+    return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def check_range(table: xr.Dataset, values: np.ndarray) -> None:
+    """Raise a ValueError naming the first loss outside the table's declared ``loss_range``.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        The loss table (its attrs).
+    values : ndarray
+        Its finite losses.
+    """
+    if "loss_range" not in table.attrs:
+        return
+    low, high = _as_range(table.attrs["loss_range"])
+    outside = (values < low) | (values > high)
+    if outside.any():
+        first = np.argwhere(outside)[0].tolist()
+        raise ValueError(
+            f"{int(outside.sum())} loss(es) lie outside the declared loss_range [{low}, {high}], "
+            f"the first {float(values[tuple(first)])!r} at position {first}"
+        )
