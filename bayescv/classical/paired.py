@@ -33,8 +33,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayescv.classical._block_stats import block_stats
 from bayescv.classical.intervals import cv_intervals
-from bayescv.losses import loss_differences
+from bayescv.intervals import score_bounds
+from bayescv.losses import is_binary, loss_differences
 
 __all__ = ["ALTERNATIVES", "paired_comparison"]
 
@@ -47,7 +49,7 @@ def paired_comparison(
     methods: Sequence[str] | str | None = None,
     *,
     level: float = 0.95,
-    kind: str = "normal",
+    kind: str = "auto",
     alternative: str = "two-sided",
 ) -> xr.Dataset:
     """Compare two learners on the same CV splits: intervals and tests per method.
@@ -61,8 +63,17 @@ def paired_comparison(
         function's default for the scheme).
     level : float, default 0.95
         Nominal coverage of the two-sided intervals.
-    kind : {"normal", "t"}, default "normal"
-        Reference distribution of the statistic (``nadeau_bengio`` is always t).
+    kind : {"auto", "score", "normal", "t"}, default "auto"
+        ``"score"`` (the default when both tables hold 0-1 losses): the difference
+        h ∈ {−1, 0, 1} is mapped to (h + 1)/2 ∈ [0, 1] and each method's interval is the
+        score interval of :func:`bayescv.intervals.score_bounds` there (on the effective
+        sample size of its θ̂), mapped back, so the bounds stay inside [−1, 1]. When the two
+        learners never disagree (every h = 0, so every θ̂ = 0), the interval is ±u with u
+        the Wilson upper bound z²/(N + z²) of the rate of disagreements for 0 disagreements
+        in N points (|A − B| cannot exceed that rate), flagged ``"no_disagreements"``.
+        ``"normal"``, ``"t"``: the reference distribution of the statistic
+        (``nadeau_bengio`` is always t), bounds truncated to the differences' range
+        [a − b, b − a] with a flag. The statistic and p-value are mean(h)/se in every case.
     alternative : {"two-sided", "less", "greater"}, default "two-sided"
         ``"less"``: A has the lower error (mean h < 0); ``"greater"``: B has.
 
@@ -87,7 +98,15 @@ def paired_comparison(
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     diff = loss_differences(losses_a, losses_b)
-    result = cv_intervals(diff, methods, level=level, kind=kind)
+    if kind not in ("auto", "score", "normal", "t"):
+        raise ValueError(f"kind must be 'auto', 'score', 'normal' or 't', got {kind!r}")
+    binary = is_binary(losses_a) and is_binary(losses_b)
+    if kind == "score" and not binary:
+        raise ValueError("kind='score' compares two tables of 0-1 losses")
+    score = kind == "score" or (kind == "auto" and binary)
+    result = cv_intervals(diff, methods, level=level, kind="normal" if score else kind)
+    if score:
+        result = _score_rows(result, diff, level)
     with np.errstate(invalid="ignore", divide="ignore"):
         statistic = result["estimate"] / result["se"]
     df = result["df"].values
@@ -105,3 +124,26 @@ def paired_comparison(
     )
     result.attrs.update({"alternative": alternative, "difference": "A - B"})
     return result
+
+
+def _score_rows(result: xr.Dataset, diff: xr.Dataset, level: float) -> xr.Dataset:
+    """Score bounds for the difference of two 0-1 losses, on q = (h + 1)/2 ∈ [0, 1]."""
+    n = np.atleast_1d(block_stats(diff).N)
+    n = n[:, None] if result["estimate"].ndim > 1 else n[0]
+    est, theta = result["estimate"].values, result["theta"].values
+    _, low_q, high_q, flags = score_bounds((est + 1) / 2, theta / 4, n, level=level)
+    lower, upper = 2 * low_q - 1, 2 * high_q - 1
+    values = np.asarray(diff["loss"].values)
+    if not values.any():  # the learners never disagree: every h = 0 and every θ̂ = 0
+        z2 = stats.norm.ppf(0.5 + level / 2) ** 2
+        bound = z2 / (n + z2)
+        lower, upper = np.broadcast_to(-bound, est.shape), np.broadcast_to(bound, est.shape)
+        flags = np.full(est.shape, "no_disagreements")
+    old = result["flag"].values
+    keep = np.isin(old, ("", "zero_variance", "truncated_to_range"))
+    flags = np.where(keep, flags, old)
+    return result.assign(
+        lower=(result["lower"].dims, np.where(keep, lower, np.nan)),
+        upper=(result["upper"].dims, np.where(keep, upper, np.nan)),
+        flag=(result["flag"].dims, flags.astype(str)),
+    ).assign_attrs(kind="score")

@@ -48,7 +48,12 @@ def register(sub: Any) -> None:
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
     parser.add_argument("--level", type=float, default=0.95, help="coverage (0.95)")
-    parser.add_argument("--kind", choices=("normal", "t"), default="normal")
+    parser.add_argument(
+        "--kind",
+        choices=("auto", "score", "normal", "t"),
+        default="auto",
+        help="score: Wilson-type, for 0-1 losses; default auto (score for 0-1 losses, else normal)",
+    )
     parser.add_argument("--methods", help="comma-separated interval methods, or 'all'")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument(
@@ -140,6 +145,13 @@ def _summary(table, estimates, moments, intervals) -> dict:
             "sigma2_within": _number(stats["bayle_within"] * summary["N"]),
             "sigma2_all_pairs": _number(stats["bayle_all_pairs"] * summary["N"]),
             "level": intervals.attrs["level"],
+            "interval_kind": intervals.attrs.get("kind"),
+            "flags": {
+                str(m): str(f)
+                for m, f in zip(
+                    intervals["method_name"].values, intervals["flag"].values, strict=True
+                )
+            },
             "intervals": {
                 str(m): [
                     _number(intervals["lower"].sel(method_name=m)),
@@ -181,7 +193,12 @@ def _table(summary: dict, intervals: xr.Dataset) -> str:
     frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
     level = f"{100 * summary['level']:g}%"
     parts = [head, "", theta.to_string(float_format=lambda v: f"{v:.6g}", na_rep="null")]
-    parts += ["", f"{level} intervals", frame.to_string(float_format=lambda v: f"{v:.6g}")]
+    kind = intervals.attrs.get("kind", "")
+    parts += [
+        "",
+        f"{level} intervals ({kind})",
+        frame.to_string(float_format=lambda v: f"{v:.6g}"),
+    ]
     if summary["warnings"]:
         parts += ["", "warnings:", *(f"  - {w}" for w in summary["warnings"])]
     return "\n".join(parts)
@@ -215,7 +232,8 @@ def _paired_table(result: xr.Dataset) -> str:
     frame = result[["estimate", "lower", "upper", "statistic", "p_value", "flag"]].to_dataframe()
     return "\n".join(
         [
-            f"paired comparison, loss difference A - B ({result.attrs['alternative']} test)",
+            f"paired comparison, loss difference A - B ({result.attrs['alternative']} test; "
+            f"{result.attrs.get('kind', '')} intervals)",
             frame.to_string(float_format=lambda v: f"{v:.6g}"),
         ]
     )
