@@ -27,6 +27,7 @@ LAYERS = {
     "plots": 0,
     "losses": 1,
     "moments": 2,
+    "tails": 2,
     "intervals": 3,
     "classical": 4,
     "cv": 5,

@@ -41,11 +41,14 @@ class _Gaussian(Scenario):
     """Gaussian features, logistic or linear outcome, sources around a common model."""
 
     link = "linear"
+    #: Degrees of freedom of Student-t noise; None for Gaussian noise.
+    noise_df: float | None = None
 
     def _setup(
         self, *, coef: Any, intercept: float, sizes: Any, heterogeneity: float,
         intercept_sd: float, covariate_shift: float, noise_sd: float, design: str, scheme: str,
         n_splits: int | None, source_seed: int, n_test: int, n_new_sources: int, cov: Any,
+        noise_df: float | None = None,
     ) -> None:  # fmt: skip
         self.coef = np.asarray(coef, dtype=float)
         if self.coef.ndim != 1 or self.coef.size == 0:
@@ -61,6 +64,13 @@ class _Gaussian(Scenario):
         ):  # fmt: skip
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if noise_df is not None and not (np.isfinite(noise_df) and noise_df > 2):
+            raise ValueError(
+                f"noise_df must be a number > 2 (the noise needs a finite variance for the "
+                f"squared-error truths), got {noise_df!r}"
+            )
+        if noise_df is not None:  # an instance attribute only when set: the hashes of
+            self.noise_df = float(noise_df)  # Gaussian-noise scenarios stay as they were
         self.heterogeneity, self.intercept_sd = float(heterogeneity), float(intercept_sd)
         self.covariate_shift, self.noise_sd = float(covariate_shift), float(noise_sd)
         self.design = _check_choice(design, DESIGNS, "design")
@@ -98,8 +108,14 @@ class _Gaussian(Scenario):
         if self.link == "logistic":
             y = (rng.random(index.size) < special.expit(lin)).astype(np.int64)
         else:
-            y = lin + self.noise_sd * rng.standard_normal(index.size)
+            y = lin + self.noise_sd * self._noise(index.size, rng)
         return X, y
+
+    def _noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Standard normal noise, or Student-t scaled to unit variance (Var(T_ν) = ν/(ν − 2))."""
+        if self.noise_df is None:
+            return rng.standard_normal(n)
+        return rng.standard_t(self.noise_df, n) * np.sqrt((self.noise_df - 2) / self.noise_df)
 
     def draw(self, rng: np.random.Generator) -> Draw:
         """Draw one replicate (sources too, under ``"sources_redrawn"``): :meth:`Scenario.draw`."""
@@ -121,6 +137,8 @@ class _Gaussian(Scenario):
             out["cov"] = self.cov.tolist()
         if self.link == "linear":
             out["noise_sd"] = self.noise_sd
+            if self.noise_df is not None:
+                out["noise_df"] = self.noise_df
         out.update(n_splits=self.n_splits, n_test=self.n_test)
         return out
 

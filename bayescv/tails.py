@@ -1,0 +1,226 @@
+"""How heavy the tail of the losses is: the generalized Pareto shape k̂, per block and pooled.
+
+A CV estimate is a mean of losses, and every normal interval for it assumes a finite variance
+of those losses. When their upper tail decays like a power, P(loss > x) ~ x^(−1/k), the
+variance is infinite for k > 1/2 (squared errors of Student-t noise with 3 degrees of
+freedom have k = 2/3): the mean converges slowly, its sampling distribution is skewed to the
+right, and on a typical data set μ̂ falls below its expectation while the variance estimate
+is small, so normal intervals miss on the low side far more often than their level says.
+
+:func:`tail_shape` estimates k with ArviZ's implementation of the Pareto k̂ diagnostic of
+PSIS (Vehtari et al. 2024; :func:`arviz.psislw`): a generalized Pareto distribution fitted,
+by Zhang & Stephens' (2009) empirical-Bayes estimator, to the exceedances of the largest
+min(S/5, 3√S) of S values over the next one. The fit sees only exceedances, so shifting the
+losses does not change k̂; the losses are passed as log(loss − min + δ), δ the smallest
+positive float, which keeps every value finite. Thresholds, as for PSIS:
+:data:`KHAT_INFINITE_VARIANCE` = 0.5 (above it the variance of the losses is not finite)
+and :data:`KHAT_UNRELIABLE` = 0.7 (above it even the mean converges too slowly for a CV
+estimate from a few hundred points to be trusted).
+
+Losses bounded on both sides (0-1 and Brier losses: their declared ``loss_range`` is
+finite) have no heavy tail; they get no k̂. ArviZ is in the ``bayes`` extra: without it the
+diagnostic reports itself unavailable rather than guessing.
+
+References
+----------
+Vehtari, A., Simpson, D., Gelman, A., Yao, Y. & Gabry, J. (2024). Pareto smoothed importance
+sampling. Journal of Machine Learning Research 25(72), 1–58.
+
+Zhang, J. & Stephens, M. A. (2009). A new and efficient estimation method for the generalized
+Pareto distribution. Technometrics 51(3), 316–325. doi:10.1198/tech.2009.08017
+
+Smith, R. L. (1987). Estimating tails of probability distributions. Annals of Statistics
+15(3), 1174–1207. doi:10.1214/aos/1176350499
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from bayescv.losses import loss_range, validate
+
+__all__ = [
+    "KHAT_INFINITE_VARIANCE",
+    "KHAT_UNRELIABLE",
+    "MIN_TAIL_POINTS",
+    "HeavyTailWarning",
+    "tail_flag",
+    "tail_shape",
+    "warn_heavy_tail",
+]
+
+#: Above this k̂ the variance of the losses is not finite.
+KHAT_INFINITE_VARIANCE = 0.5
+#: Above this k̂ the tail is too heavy for the mean of a few hundred losses to be trusted
+#: (Vehtari et al. 2024's threshold for PSIS).
+KHAT_UNRELIABLE = 0.7
+#: Fewest values a k̂ is computed from: the tail then holds at least 5 exceedances.
+MIN_TAIL_POINTS = 25
+
+
+class HeavyTailWarning(UserWarning):
+    """The losses have a heavy upper tail: normal intervals for their mean under-cover."""
+
+
+def _available() -> bool:
+    return importlib.util.find_spec("arviz") is not None
+
+
+def _khat(values: np.ndarray) -> tuple[float, int]:
+    """ArviZ's k̂ of the upper tail of `values`, and the number of tail points it used."""
+    import arviz as az
+
+    s = values.size
+    if s < MIN_TAIL_POINTS or np.ptp(values) == 0:
+        return float("nan"), 0
+    tail = int(np.ceil(min(s / 5.0, 3.0 * np.sqrt(s))))
+    shifted = values - values.min() + np.finfo(float).tiny
+    _, k = az.psislw(np.log(shifted))
+    k = float(k)
+    return (k if np.isfinite(k) else float("nan")), tail
+
+
+def _upper_and_lower(values: np.ndarray, two_sided: bool) -> tuple[float, int]:
+    """Return the heavier of the two tails when values can be negative (loss differences)."""
+    k, n = _khat(values)
+    if not two_sided:
+        return k, n
+    k_low, n_low = _khat(-values)
+    if np.isnan(k) or (np.isfinite(k_low) and k_low > k):
+        return k_low, n_low
+    return k, n
+
+
+def tail_shape(losses: xr.Dataset) -> xr.Dataset:
+    """Estimate the Pareto shape k̂ of the losses' tail, per block and pooled.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table, with or without a ``replicate`` dim.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``khat`` (dims ``[replicate,] block``) and ``khat_pooled`` (dims ``[replicate]``):
+        the k̂ of each block's losses and of all of them; ``khat_se`` and ``khat_pooled_se``,
+        the asymptotic standard error (1 + k̂)/sqrt(n_tail) of the shape's maximum-likelihood
+        estimate (Smith 1987), which Zhang & Stephens' estimator shares; ``n_tail`` and
+        ``n_tail_pooled``, the number of tail points fitted. NaN where there are fewer than
+        :data:`MIN_TAIL_POINTS` losses, where they are all equal, or where the loss is
+        bounded on both sides (attr ``note`` says which). When the losses can be negative
+        (loss differences, user losses without a lower bound), the heavier of the upper and
+        lower tails is reported: a mean is as fragile to either. Attr ``available``: False
+        when ArviZ is not installed (then every k̂ is NaN).
+
+    Raises
+    ------
+    ValueError
+        For a malformed loss table (:func:`bayescv.losses.validate`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> table = from_arrays(rng.pareto(1.5, 2000), np.repeat([0, 1], 1000))  # k = 1/1.5
+    >>> bool(tail_shape(table)["khat_pooled"] > KHAT_INFINITE_VARIANCE)
+    True
+    """
+    validate(losses)
+    low, high = loss_range(losses)
+    replicated = "replicate" in losses["loss"].dims
+    values = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+    blocks = np.atleast_2d(np.asarray(losses["block"].values))
+    labels = np.unique(blocks)
+    khat = np.full((values.shape[0], labels.size), np.nan)
+    n_tail = np.zeros_like(khat, dtype=np.int64)
+    pooled = np.full(values.shape[0], np.nan)
+    n_pooled = np.zeros(values.shape[0], dtype=np.int64)
+    available = _available()
+    bounded = np.isfinite(low) and np.isfinite(high)
+    note = ""
+    if bounded:
+        note = f"losses bounded in [{low:g}, {high:g}]: no heavy tail"
+    elif not available:
+        note = "k-hat needs ArviZ: pip install 'bayescv[bayes]'"
+    else:
+        two_sided = not np.isfinite(low) and bool((values < 0).any())
+        for r in range(values.shape[0]):
+            pooled[r], n_pooled[r] = _upper_and_lower(values[r], two_sided)
+            for j, label in enumerate(labels):
+                block_values = values[r][blocks[r] == label]
+                khat[r, j], n_tail[r, j] = _upper_and_lower(block_values, two_sided)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = (1 + khat) / np.sqrt(n_tail)
+        se_pooled = (1 + pooled) / np.sqrt(n_pooled)
+    pick = (lambda a: a) if replicated else (lambda a: a[0])
+    lead = ("replicate",) if replicated else ()
+    ds = xr.Dataset(
+        {
+            "khat": ((*lead, "block"), pick(khat)),
+            "khat_se": ((*lead, "block"), pick(se)),
+            "n_tail": ((*lead, "block"), pick(n_tail)),
+            "khat_pooled": (lead, pick(pooled)),
+            "khat_pooled_se": (lead, pick(se_pooled)),
+            "n_tail_pooled": (lead, pick(n_pooled)),
+        },
+        coords={"block": labels},
+        attrs={"available": int(available), "note": note},
+    )
+    if replicated:
+        ds = ds.assign_coords(replicate=losses["replicate"].values)
+    return ds
+
+
+def tail_flag(khat: float | np.ndarray) -> np.ndarray:
+    """Return the interval flag for pooled k̂ values.
+
+    Parameters
+    ----------
+    khat : float or array-like
+        Pooled k̂ (:func:`tail_shape`'s ``khat_pooled``).
+
+    Returns
+    -------
+    ndarray of str
+        ``""``, ``"heavy_tail"`` (k̂ > :data:`KHAT_INFINITE_VARIANCE`) or
+        ``"very_heavy_tail"`` (k̂ > :data:`KHAT_UNRELIABLE`); ``""`` for NaN.
+
+    Examples
+    --------
+    >>> tail_flag([0.2, 0.6, 0.9, float("nan")]).tolist()
+    ['', 'heavy_tail', 'very_heavy_tail', '']
+    """
+    k = np.asarray(khat, dtype=float)
+    out = np.where(k > KHAT_INFINITE_VARIANCE, "heavy_tail", "")
+    return np.where(k > KHAT_UNRELIABLE, "very_heavy_tail", out).astype("<U15")
+
+
+def warn_heavy_tail(khat: float | np.ndarray, *, stacklevel: int = 3) -> None:
+    """Warn once (a :class:`HeavyTailWarning`) when any pooled k̂ exceeds 0.5.
+
+    Parameters
+    ----------
+    khat : float or array-like
+        Pooled k̂ values.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`.
+    """
+    k = np.asarray(khat, dtype=float)
+    if not (k > KHAT_INFINITE_VARIANCE).any():
+        return
+    worst = float(np.nanmax(k))
+    warnings.warn(
+        f"the losses have a heavy upper tail (Pareto k-hat {worst:.2f} > "
+        f"{KHAT_INFINITE_VARIANCE}: their variance is not finite); normal intervals for "
+        "their mean under-cover, missing mostly on the low side. Prefer the bootstrap-t "
+        "interval (bayescv.classical.bootstrap_t_interval) and see the docs, 'When normal "
+        "intervals fail'",
+        HeavyTailWarning,
+        stacklevel=stacklevel,
+    )
