@@ -48,6 +48,7 @@ __all__ = [
     "KHAT_UNRELIABLE",
     "MIN_TAIL_POINTS",
     "HeavyTailWarning",
+    "add_tail_flags",
     "tail_flag",
     "tail_shape",
     "warn_heavy_tail",
@@ -224,3 +225,39 @@ def warn_heavy_tail(khat: float | np.ndarray, *, stacklevel: int = 3) -> None:
         HeavyTailWarning,
         stacklevel=stacklevel,
     )
+
+
+def add_tail_flags(intervals: xr.Dataset, khat: float | np.ndarray) -> xr.Dataset:
+    """Append ``heavy_tail`` / ``very_heavy_tail`` to every row's flag, as the pooled k̂ says.
+
+    Parameters
+    ----------
+    intervals : xarray.Dataset
+        An interval Dataset (:func:`bayescv.intervals.interval_dataset`).
+    khat : float or array-like
+        The pooled k̂: one value, or one per ``replicate`` of `intervals`.
+
+    Returns
+    -------
+    xarray.Dataset
+        `intervals` with the flags extended and the attr ``khat`` (the largest pooled k̂,
+        NaN when none was computed).
+    """
+    k = np.atleast_1d(np.asarray(khat, dtype=float))
+    tail = tail_flag(k)
+    flag = intervals["flag"]
+    if "replicate" in flag.dims and k.size == flag.sizes["replicate"]:
+        tail_da = xr.DataArray(tail, dims=("replicate",))
+    else:
+        tail_da = xr.DataArray(tail_flag(np.nanmax(k)) if np.isfinite(k).any() else "")
+    tail_b, flag_b = xr.broadcast(tail_da, flag)
+    joined = np.where(
+        flag_b.values == "",
+        tail_b.values,
+        np.char.add(np.char.add(flag_b.values.astype(str), ","), tail_b.values.astype(str)),
+    )
+    values = np.where(tail_b.values == "", flag_b.values, joined).astype(str)
+    out = intervals.assign(flag=(flag_b.dims, values))
+    out["flag"] = out["flag"].transpose(*flag.dims)
+    out.attrs["khat"] = float(np.nanmax(k)) if np.isfinite(k).any() else float("nan")
+    return out

@@ -42,7 +42,7 @@ from bayescv.classical._block_stats import BlockStats, block_stats
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.intervals import check_level, interval_dataset, normal_bounds, score_bounds
 from bayescv.losses import is_binary, loss_range
-from bayescv.tails import tail_flag, tail_shape, warn_heavy_tail
+from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
 __all__ = [
     "DEFAULT_N_BOOTSTRAP",
@@ -329,7 +329,6 @@ def cv_intervals(
             estimate, variance, level=level, kind="t", df=df, bounds=loss_range(losses)
         )
     flags = np.where(flags != "", flags, bound_flags)
-    flags = _tail_flags(losses, flags, replicate_kind)
     if scheme == "source":
         misplaced = np.isin(names, RANDOM_KFOLD_ONLY)
         flags = np.where(misplaced, _join("random_kfold_only", flags), flags)
@@ -345,21 +344,15 @@ def cv_intervals(
         attrs={"scheme": scheme, **({"replicate_kind": replicate_kind} if replicate_kind else {})},
     )  # fmt: skip
     dims = ("replicate", "method_name") if replicated else ("method_name",)
-    return ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
+    ds = ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
+    if "loss" not in losses.data_vars:  # block moments: no tail to look at
+        return ds
+    khat = tail_shape(losses)["khat_pooled"].values
+    warn_heavy_tail(khat, stacklevel=3)
+    return add_tail_flags(ds, khat)
 
 
 _KINDS = ("auto", "score", "normal", "t")
-
-
-def _tail_flags(losses: xr.Dataset, flags: np.ndarray, replicate_kind: str | None) -> np.ndarray:
-    """Add ``heavy_tail`` / ``very_heavy_tail`` to every row when the pooled k̂ says so."""
-    khat = np.atleast_1d(tail_shape(losses)["khat_pooled"].values)
-    if replicate_kind == "repeat":
-        khat = np.nanmax(khat, keepdims=True) if np.isfinite(khat).any() else khat[:1]
-    warn_heavy_tail(khat, stacklevel=4)
-    tail = tail_flag(khat)[:, None]
-    joined = np.where(flags == "", tail, np.char.add(np.char.add(flags.astype(str), ","), tail))
-    return np.where(tail == "", flags, joined)
 
 
 def _resolve_kind(kind: str, losses: xr.Dataset) -> str:
@@ -370,8 +363,7 @@ def _resolve_kind(kind: str, losses: xr.Dataset) -> str:
         return "score" if is_binary(losses) else "normal"
     if kind == "score":
         low, high = loss_range(losses)
-        values = losses["loss"].values
-        if not (low >= 0 and high <= 1) and not (values.min() >= 0 and values.max() <= 1):
+        if not (low >= 0 and high <= 1) and not is_binary(losses):
             raise ValueError(
                 "kind='score' is for losses in [0, 1] (0-1 or Brier losses); this table's "
                 f"loss range is [{low}, {high}]"

@@ -112,7 +112,7 @@ class _Gaussian(Scenario):
         return X, y
 
     def _noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Standard normal noise, or Student-t scaled to unit variance (Var(T_ν) = ν/(ν − 2))."""
+        """Draw standard normal noise, or Student-t scaled to unit variance (Var(T_ν) = ν/(ν − 2))."""
         if self.noise_df is None:
             return rng.standard_normal(n)
         return rng.standard_t(self.noise_df, n) * np.sqrt((self.noise_df - 2) / self.noise_df)

@@ -44,6 +44,7 @@ from bayescv.classical import INTERVAL_METHODS, cv_intervals, interval_target
 from bayescv.compare._context import Context
 from bayescv.compare._options import check_method_options, keyword_names
 from bayescv.intervals import combine_intervals, interval_dataset
+from bayescv.tails import add_tail_flags, tail_shape
 
 __all__ = [
     "COSTS",
@@ -146,9 +147,10 @@ class Method:
 
 
 # ------------------------------------------------------------------------ built-in methods
-def closed_form(context: Context, names: Sequence[str], *, kind: str = "normal") -> xr.Dataset:
-    """Every requested closed-form interval from one :func:`bayescv.cv_intervals` call."""
-    return cv_intervals(context.moments, list(names), level=context.level, kind=kind)
+def closed_form(context: Context, names: Sequence[str], *, kind: str = "auto") -> xr.Dataset:
+    """Every requested closed-form interval from one call, flagged for heavy tails."""
+    out = cv_intervals(context.moments, list(names), level=context.level, kind=kind)
+    return add_tail_flags(out, tail_shape(context.losses)["khat_pooled"].values)
 
 
 def bootstrap(
@@ -156,7 +158,7 @@ def bootstrap(
     names: Sequence[str],
     *,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
-    kind: str = "normal",
+    kind: str = "auto",
 ) -> xr.Dataset:
     """Bootstrap-replicated CV: within-source resampling, ``n_bootstrap`` × K refits.
 
@@ -164,9 +166,10 @@ def bootstrap(
     same ``n_bootstrap`` in the same study reuses it instead of refitting.
     """
     boot = context.bootstrap_table(n_bootstrap)
-    return cv_intervals(
+    out = cv_intervals(
         context.moments, ["bootstrap"], level=context.level, kind=kind, bootstrap=boot
     )
+    return add_tail_flags(out, tail_shape(context.losses)["khat_pooled"].values)
 
 
 def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset:

@@ -70,7 +70,9 @@ def is_binary(table: xr.Dataset) -> bool:
     Parameters
     ----------
     table : xarray.Dataset
-        A loss table.
+        A loss table, or its block moments (:func:`bayescv.moments.block_moments`): losses
+        in [0, 1] (the declared ``loss_range``) have Σx² ≤ Σx, with equality exactly when
+        every loss is 0 or 1, so the moments' ``Q`` equals their ``S``.
 
     Returns
     -------
@@ -82,6 +84,12 @@ def is_binary(table: xr.Dataset) -> bool:
     >>> is_binary(from_arrays([0, 1, 1, 0], [0, 0, 1, 1])), is_binary(from_arrays([0, 0.5, 1, 0], [0, 0, 1, 1]))
     (True, False)
     """
+    if "loss" not in table.data_vars:
+        low, high = loss_range(table)
+        if not (low >= 0 and high <= 1) or "Q" not in table.data_vars:
+            return False
+        s_sum, q_sum = np.asarray(table["S"].values), np.asarray(table["Q"].values)
+        return bool(np.allclose(q_sum, s_sum, rtol=1e-12, atol=1e-9))
     values = np.asarray(table["loss"].values)
     return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
 
