@@ -182,7 +182,7 @@ def test_cli_with_default_options(cli_runs, scheme):
     assert code == 0, err
     assert "Traceback" not in err, err
     assert "Exception ignored" not in err, err
-    assert f"scheme {scheme!r}; sampler {AUTO}" in out
+    assert f"scheme {scheme!r}; gaussian likelihood; sampler {AUTO}" in out
     for method in TARGETS[scheme]:
         assert method in out
     if scheme == "random":

@@ -28,6 +28,7 @@ from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
+from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
 
@@ -251,11 +252,16 @@ def fit(
         "seed": seed, "scheme": stats.scheme, "replicate_kind": stats.kind,
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
     }  # fmt: skip
-    return _finish(idata, run, started, rhat_max, ess_min)
+    return _finish(idata, run, started, rhat_max, ess_min, losses)
 
 
-def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float):
+def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, losses=None):
     """Record the diagnostics and the run's settings; warn when the sampler did not converge."""
+    if losses is not None and "loss" in losses.data_vars:
+        # The pooled Pareto k̂ of the losses: posterior_intervals flags every row with it.
+        khat = np.atleast_1d(tail_shape(losses)["khat_pooled"].values)
+        run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
+        warn_heavy_tail(khat, stacklevel=4)
     diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
     idata.sample_stats.attrs.update(diag)
     idata.sample_stats.attrs.update({**run, "fit_seconds": time.perf_counter() - started})
@@ -308,7 +314,7 @@ def _fit_binomial(
         "replicate_kind": "bootstrap" if stats.n_bootstrap else "single",
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
     }  # fmt: skip
-    return _finish(idata, run, started, rhat_max, ess_min)
+    return _finish(idata, run, started, rhat_max, ess_min, losses)
 
 
 def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:
@@ -390,7 +396,10 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
 
         ``estimate`` is the posterior mean, ``se`` the posterior standard deviation;
         ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
-        ``"not_converged"`` when the fit's diagnostics failed.
+        ``"not_converged"`` when the fit's diagnostics failed, and ``"heavy_tail"`` or
+        ``"very_heavy_tail"`` when the losses' pooled Pareto k̂ (:mod:`bayescv.tails`,
+        recorded by :func:`fit` in ``idata.sample_stats.attrs["khat"]``) exceeds 0.5 or 0.7:
+        the normal model of the block means then understates the upper tail.
     """
     check_level(level)
     if kind not in ("eti", "hdi"):
@@ -411,7 +420,7 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         hi.append(b)
     attrs = dict(idata.sample_stats.attrs)
     flag = "not_converged" if attrs.get("problems") else ""
-    return interval_dataset(
+    out = interval_dataset(
         [f"bayes_{t}" for t in targets],
         estimate=est,
         lower=lo,
@@ -427,5 +436,7 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
             "scheme": str(attrs.get("scheme", "")),
             "replicate_kind": str(attrs.get("replicate_kind", "")),
             "diagnostics": attrs.get("problems") or "ok",
+            "likelihood": str(attrs.get("likelihood", "gaussian")),
         },
     )
+    return add_tail_flags(out, attrs.get("khat", float("nan")))
