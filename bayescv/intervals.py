@@ -47,6 +47,7 @@ __all__ = [
     "check_level",
     "combine_intervals",
     "interval_dataset",
+    "log_bounds",
     "normal_bounds",
     "score_bounds",
 ]
@@ -141,6 +142,53 @@ def normal_bounds(
         flag = np.where(outside, np.char.add(flag, np.where(flag == "", "", ",")), flag)
         flag = np.where(outside, np.char.add(flag.astype("<U40"), "truncated_to_range"), flag)
     return se, lower, upper, flag.astype(str)
+
+
+def log_bounds(
+    estimate: Any,
+    variance: Any,
+    *,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Transformed-scale interval for a positive mean: μ̂ · exp(± z · sqrt(θ̂) / μ̂).
+
+    The normal interval of log μ̂, whose standard error is sqrt(θ̂)/μ̂ by the delta method,
+    mapped back. It stays above 0 by construction and reaches further up than down, as the
+    sampling distribution of a mean of right-skewed, heavy-tailed losses does.
+
+    Parameters
+    ----------
+    estimate : array-like
+        Positive estimates μ̂ (a mean of losses that are at least 0).
+    variance : array-like
+        Estimated variances θ̂ of μ̂.
+    level : float, default 0.95
+        Nominal coverage.
+
+    Returns
+    -------
+    se, lower, upper : ndarray
+        sqrt(θ̂) and the bounds (NaN where θ̂ is negative or NaN, or μ̂ ≤ 0).
+    flag : ndarray of str
+        As :func:`normal_bounds`; ``"undefined_estimate"`` also for μ̂ ≤ 0 (no log scale).
+
+    Examples
+    --------
+    >>> se, lower, upper, flag = log_bounds([2.0], [0.04])
+    >>> np.round([lower[0], upper[0]], 3).tolist()
+    [1.644, 2.433]
+    """
+    check_level(level)
+    mu, theta = np.broadcast_arrays(
+        np.asarray(estimate, dtype=float), np.asarray(variance, dtype=float)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_mu = np.log(np.where(mu > 0, mu, np.nan))
+        se, lower, upper, flag = normal_bounds(log_mu, theta / mu**2, level=level)
+    flag = np.where((mu <= 0) & (flag == ""), "undefined_estimate", flag)
+    bad = np.isin(flag, ("", "zero_variance"), invert=True)
+    se = np.sqrt(np.where(theta < 0, np.nan, theta))
+    return se, np.where(bad, np.nan, np.exp(lower)), np.where(bad, np.nan, np.exp(upper)), flag
 
 
 def score_bounds(

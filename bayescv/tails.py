@@ -225,9 +225,9 @@ def warn_heavy_tail(khat: float | np.ndarray, *, stacklevel: int = 3) -> None:
     warnings.warn(
         f"the losses have a heavy upper tail (Pareto k-hat {worst:.2f} > "
         f"{KHAT_INFINITE_VARIANCE}: their variance is not finite); normal intervals for "
-        "their mean under-cover, missing mostly on the low side. Prefer the bootstrap-t "
-        "interval (bayescv.classical.bootstrap_t_interval) and see the docs, 'When normal "
-        "intervals fail'",
+        "their mean under-cover, missing mostly on the low side. Prefer "
+        "cv_intervals(losses, ['theta_B_weighted'], kind='log') and see the docs, 'When "
+        "normal intervals fail'",
         HeavyTailWarning,
         stacklevel=stacklevel,
     )

@@ -7,10 +7,8 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.linear_model import LinearRegression
 
-from bayescv import bootstrap_cv_losses, cross_val_losses
-from bayescv.classical import bootstrap_t_interval, cv_intervals, paired_comparison
+from bayescv.classical import cv_intervals, paired_comparison
 from bayescv.compare import MultiSourceLinear
 from bayescv.losses import from_arrays, stack_replicates
 from bayescv.tails import (
@@ -109,54 +107,6 @@ def test_paired_differences_look_at_both_tails():
     assert "heavy_tail" in str(out["flag"].item())
 
 
-# --------------------------------------------------------------------------- bootstrap-t
-
-
-@pytest.fixture(scope="module")
-def student_t_tables():
-    sc = MultiSourceLinear(4, [30, 40, 50, 60], noise_df=3, n_test=200)
-    draw = sc.draw(np.random.default_rng(0))
-    kw = {"groups": draw.groups}
-    table = cross_val_losses(LinearRegression(), draw.X, draw.y, **kw)
-    boot = bootstrap_cv_losses(
-        LinearRegression(), draw.X, draw.y, n_bootstrap=40, random_state=1, **kw
-    )
-    return table, boot
-
-
-def test_bootstrap_t_interval_basic_properties(student_t_tables):
-    table, boot = student_t_tables
-    ci = bootstrap_t_interval(table, boot)
-    row = ci.sel(method_name="bootstrap_studentized")
-    assert float(row["lower"]) < float(row["estimate"]) < float(row["upper"])
-    assert float(row["lower"]) >= 0  # squared errors: the range starts at 0
-    assert row["target"].item() == "expected_cv"
-    assert ci.attrs["kind"] == "bootstrap_t"
-    # The same tables give the same interval: no randomness of its own.
-    again = bootstrap_t_interval(table, boot)
-    assert float(again["upper"].item()) == float(ci["upper"].item())
-    # The bounds are μ̂ − t*_(1−α/2) se and μ̂ − t*_(α/2) se (Efron & Tibshirani 1993, eq. 12.19).
-    mu = float(table["loss"].mean())
-    n = table.sizes["obs"]
-    se = float(table["loss"].std(ddof=1)) / np.sqrt(n)
-    mu_star = boot["loss"].mean("obs").values
-    se_star = boot["loss"].std("obs", ddof=1).values / np.sqrt(n)
-    t = (mu_star - mu) / se_star
-    lo, hi = mu - np.quantile(t, 0.975) * se, mu - np.quantile(t, 0.025) * se
-    assert float(row["lower"]) == pytest.approx(max(lo, 0.0))
-    assert float(row["upper"]) == pytest.approx(hi)
-
-
-def test_bootstrap_t_interval_refuses_bad_input(student_t_tables):
-    table, boot = student_t_tables
-    with pytest.raises(ValueError, match="at least 20 replicates"):
-        bootstrap_t_interval(table, boot.isel(replicate=slice(0, 5)))
-    with pytest.raises(ValueError, match="bootstrap-replicated"):
-        bootstrap_t_interval(table, stack_replicates([table, table], replicate_kind="repeat"))
-    with pytest.raises(ValueError, match="unknown estimator"):
-        bootstrap_t_interval(table, boot, studentize="nope")
-
-
 def test_student_t_noise_scenario_keeps_its_variance():
     # ε = noise_sd sqrt((ν − 2)/ν) T_ν has variance noise_sd² (Var(T_ν) = ν/(ν − 2)).
     sc = MultiSourceLinear(2, 50_000, noise_df=3, noise_sd=2.0, heterogeneity=0.0,
@@ -168,3 +118,23 @@ def test_student_t_noise_scenario_keeps_its_variance():
     with pytest.raises(ValueError, match="noise_df"):
         MultiSourceLinear(noise_df=2)
     assert "noise_df" not in MultiSourceLinear().params()
+
+
+def test_log_kind_is_the_delta_method_interval_of_log_mu():
+    # exp(log μ̂ ± z sqrt(θ̂)/μ̂): the normal interval of log μ̂ (delta method), mapped back.
+    rng = np.random.default_rng(6)
+    table = from_arrays(rng.pareto(2.5, 600), np.repeat(np.arange(6), 100),
+                        scheme="source", loss_name="squared")  # fmt: skip
+    log = cv_intervals(table, ["theta_B", "naive_points"], kind="log")
+    normal = cv_intervals(table, ["theta_B", "naive_points"], kind="normal")
+    z = stats.norm.ppf(0.975)
+    mu, se = log["estimate"].values, np.sqrt(log["theta"].values)
+    assert np.allclose(log["lower"], mu * np.exp(-z * se / mu))
+    assert np.allclose(log["upper"], mu * np.exp(z * se / mu))
+    assert np.allclose(log["theta"], normal["theta"])
+    assert log.attrs["kind"] == "log"
+    assert (log["lower"] > 0).all()
+    # asymmetric: further up than down
+    assert ((log["upper"] - log["estimate"]) > (log["estimate"] - log["lower"])).all()
+    with pytest.raises(ValueError, match="at least 0"):
+        cv_intervals(from_arrays([-1.0, 1.0, 2.0, 3.0], [0, 0, 1, 1]), kind="log")

@@ -18,7 +18,6 @@ from bayescv.classical import estimators, quadratic
 from bayescv.classical._block_stats import BlockStats, block_stats
 from bayescv.classical.estimators import *  # noqa: F403
 from bayescv.classical.expectations import coefficients, expected_estimates, true_variance
-from bayescv.classical.heavy_tail import bootstrap_t_interval
 from bayescv.classical.intervals import (
     INTERVAL_METHODS,
     RANDOM_KFOLD_ONLY,
@@ -40,7 +39,6 @@ __all__ = [
     "INTERVAL_METHODS",
     "RANDOM_KFOLD_ONLY",
     "bootstrap_interval",
-    "bootstrap_t_interval",
     "coefficients",
     "cv_intervals",
     "default_methods",

@@ -40,7 +40,13 @@ import xarray as xr
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.classical._block_stats import BlockStats, block_stats
 from bayescv.classical.estimators import ESTIMATORS
-from bayescv.intervals import check_level, interval_dataset, normal_bounds, score_bounds
+from bayescv.intervals import (
+    check_level,
+    interval_dataset,
+    log_bounds,
+    normal_bounds,
+    score_bounds,
+)
 from bayescv.losses import is_binary, loss_range
 from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
@@ -241,7 +247,7 @@ def cv_intervals(
         ``"bootstrap"`` when `bootstrap` is given).
     level : float, default 0.95
         Nominal coverage.
-    kind : {"auto", "score", "normal", "t"}, default "auto"
+    kind : {"auto", "score", "normal", "t", "log"}, default "auto"
         ``"score"``: for 0-1 losses, the Wilson-type score interval on each method's
         effective sample size p̂(1 − p̂)/θ̂ (:func:`bayescv.intervals.score_bounds`), inside
         [0, 1] by construction and calibrated at error rates near 0 or 1; a table without
@@ -251,7 +257,13 @@ def cv_intervals(
         (naive_points, bayle_all_pairs), N−K (bayle_within), B−1 (bootstrap) and K−1 for the
         block-level estimators), truncated to the table's loss range
         (:func:`bayescv.losses.loss_range`) with the flag ``"truncated_to_range"``.
-        ``"auto"``: ``"score"`` for a table whose losses are all 0 or 1, else ``"normal"``.
+        ``"log"``: for losses that are at least 0, the transformed-scale interval
+        μ̂ · exp(± z sqrt(θ̂)/μ̂) (:func:`bayescv.intervals.log_bounds`), above 0 by
+        construction and asymmetric like the mean of heavy-tailed losses; with
+        ``theta_B_weighted`` (``theta_B`` for equal sizes) it is the interval the docs
+        recommend when the losses' Pareto k̂ exceeds 0.5 (``docs/estimators.md``, "When
+        normal intervals fail"). ``"auto"``: ``"score"`` for a table whose losses are all 0
+        or 1, else ``"normal"``.
         ``nadeau_bengio`` uses t with J−1 df, J the number of folds over all runs (it is
         defined as a t procedure), except under ``"score"``. The kind used is in
         ``attrs["kind"]``.
@@ -316,7 +328,9 @@ def cv_intervals(
         boot = _bootstrap_mu(losses, bootstrap)
         variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
     kind = _resolve_kind(kind, losses)
-    if kind == "score":
+    if kind == "log":
+        se, lower, upper, bound_flags = log_bounds(estimate, variance, level=level)
+    elif kind == "score":
         n_points = np.repeat(stats.N[:, None], len(names), axis=1)
         if replicate_kind == "repeat":
             n_points = n_points[:1]
@@ -352,7 +366,7 @@ def cv_intervals(
     return add_tail_flags(ds, khat)
 
 
-_KINDS = ("auto", "score", "normal", "t")
+_KINDS = ("auto", "score", "normal", "t", "log")
 
 
 def _resolve_kind(kind: str, losses: xr.Dataset) -> str:
@@ -361,6 +375,11 @@ def _resolve_kind(kind: str, losses: xr.Dataset) -> str:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
     if kind == "auto":
         return "score" if is_binary(losses) else "normal"
+    if kind == "log" and loss_range(losses)[0] < 0:
+        raise ValueError(
+            "kind='log' is for losses that are at least 0; this table's loss range starts at "
+            f"{loss_range(losses)[0]} (declare it with loss_range= if the losses are positive)"
+        )
     if kind == "score":
         low, high = loss_range(losses)
         if not (low >= 0 and high <= 1) and not is_binary(losses):
