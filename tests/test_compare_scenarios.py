@@ -201,3 +201,21 @@ def test_resampled_sources_from_frame_and_task_inference(frame_data):
         sc.params()["data_hash"]
         == ResampledSources.from_frame(frame, target="y", source="site").params()["data_hash"]
     )
+
+
+def test_error_rate_family_sets_the_bayes_error_of_its_sources():
+    from bayescv.compare import MultiSourceErrorRate, bates_coefficient
+    from bayescv.compare._truth import logistic_zero_one_error
+
+    sc = MultiSourceErrorRate(0.05, n_sources=4, points_per_source=30)
+    assert sc.params()["bayes_error"] == 0.05
+    c = bates_coefficient(0.05)
+    assert np.allclose(sc.coef, [c, c, c, 0.0, 0.0])
+    # The Bayes rule of the common model errs at 5 % on it (bates_coefficient's definition):
+    # the exact error of the linear rule with the true coefficients (Bates et al. 2024, §5).
+    exact = logistic_zero_one_error(
+        sc.coef, 0.0, sc.coef[None, :], np.zeros(1), np.zeros((1, 5)), np.eye(5)
+    )
+    assert float(exact[0]) == pytest.approx(0.05, abs=1e-3)
+    with pytest.raises(ValueError, match="bayes_error"):
+        MultiSourceErrorRate(0.6)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from bayescv.compare.scenarios import (
     BatesLogistic,
     GaussianLinear,
+    MultiSourceErrorRate,
     MultiSourceLinear,
     MultiSourceLogistic,
     ResampledSources,
@@ -26,10 +27,17 @@ SCENARIOS: dict[str, Callable[..., Scenario]] = {
     "gaussian-linear": GaussianLinear,
     "multi-source-logistic": MultiSourceLogistic,
     "multi-source-linear": MultiSourceLinear,
+    "multi-source-error-rate": MultiSourceErrorRate,
+    "multi-source-student-t": lambda **kw: MultiSourceLinear(
+        points_per_source=list(range(20, 120, 10)), noise_df=3.0, **kw
+    ),
     "star": ResampledSources.star,
 }
 
-_MULTI = ("multi-source-logistic", "multi-source-linear", "star")
+_MULTI = (
+    "multi-source-logistic", "multi-source-linear", "multi-source-error-rate",
+    "multi-source-student-t", "star",
+)  # fmt: skip
 
 
 def make_scenario(name: str, *, design: str | None = None, scheme: str | None = None) -> Scenario:
