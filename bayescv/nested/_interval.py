@@ -33,7 +33,7 @@ from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.cv.loss_functions import Loss, get_loss
+from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
 from bayescv.nested._core import cluster_se, combine_moments, nested_repetition, plain_repetition
 
@@ -309,7 +309,9 @@ def nested_cv(
         variance = se_used**2
     bias = constant * (stats["err_ncv"] - stats["err_cv"])
     estimate = stats["err_ncv"] - bias
-    se, lower, upper, flag = normal_bounds([estimate], [variance], level=level)
+    se, lower, upper, flag = normal_bounds(
+        [estimate], [variance], level=level, bounds=loss_range_for(loss_fn, y)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         inflation = float(se[0] / naive)
         inflation_raw = float(np.sqrt(max(se_raw2, 0.0)) / naive)
