@@ -201,7 +201,7 @@ def _intervals(tables: dict) -> str:
     frames = []
     for name, table in tables.items():
         ci = cv_intervals(table, _DEMO_METHODS[table.attrs["scheme"]], level=0.95)
-        frame = ci[["estimate", "lower", "upper", "se"]].to_dataframe()
+        frame = ci[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
         frames.append(frame.reset_index().assign(scheme=name).set_index(["scheme", "method_name"]))
     return pd.concat(frames).to_string(float_format=lambda v: f"{v:,.1f}")
 
