@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -222,3 +223,21 @@ def test_every_method_keeps_zero_one_bounds_inside_0_1(table):
     assert (ci["lower"].values[finite] >= 0).all()
     assert (ci["upper"].values[finite] <= 1).all()
     assert (ci["lower"].values[finite] <= ci["upper"].values[finite]).all()
+
+
+def test_gaussian_posterior_bounds_are_truncated_to_the_loss_range():
+    # Squared errors near 0 with one outlier: the normal model's posterior reaches below 0.
+    pytest.importorskip("pymc")
+    from bayescv.bayes import fit, posterior_intervals
+
+    rng = np.random.default_rng(0)
+    loss = np.r_[np.full(39, 0.01), 8.0, rng.exponential(0.05, 40)]
+    table = from_arrays(loss, np.repeat([0, 1, 2, 3], 20), scheme="source", loss_name="squared")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a SamplingWarning is possible; bounds are checked
+        idata = fit(table, random_state=0, draws=300, tune=300)
+    ci = posterior_intervals(idata)
+    assert idata.sample_stats.attrs["loss_range"] == [0.0, np.inf]
+    assert (ci["lower"] >= 0).all()
+    truncated = ["truncated_to_range" in f for f in ci["flag"].values.tolist()]
+    assert truncated[0]  # bayes_expected_cv reached below 0 and was moved onto it

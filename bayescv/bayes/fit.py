@@ -28,6 +28,7 @@ from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
+from bayescv.losses import loss_range
 from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
@@ -261,6 +262,7 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
         # The pooled Pareto k̂ of the losses: posterior_intervals flags every row with it.
         khat = np.atleast_1d(tail_shape(losses)["khat_pooled"].values)
         run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
+        run["loss_range"] = [float(v) for v in loss_range(losses)]
         warn_heavy_tail(khat, stacklevel=4)
     diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
     idata.sample_stats.attrs.update(diag)
@@ -396,7 +398,9 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
 
         ``estimate`` is the posterior mean, ``se`` the posterior standard deviation;
         ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
-        ``"not_converged"`` when the fit's diagnostics failed, and ``"heavy_tail"`` or
+        ``"not_converged"`` when the fit's diagnostics failed, ``"truncated_to_range"`` when
+        a bound was moved onto the losses' range (the Gaussian model's posterior can reach
+        below 0 for squared errors; :func:`bayescv.losses.loss_range`), and ``"heavy_tail"`` or
         ``"very_heavy_tail"`` when the losses' pooled Pareto k̂ (:mod:`bayescv.tails`,
         recorded by :func:`fit` in ``idata.sample_stats.attrs["khat"]``) exceeds 0.5 or 0.7:
         the normal model of the block means then understates the upper tail.
@@ -420,6 +424,12 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         hi.append(b)
     attrs = dict(idata.sample_stats.attrs)
     flag = "not_converged" if attrs.get("problems") else ""
+    low, high = (float(v) for v in attrs.get("loss_range", (-np.inf, np.inf)))
+    # The normal model's posterior can reach outside the losses' range (below 0 for squared
+    # errors): such a bound is moved onto the range and its row flagged.
+    outside = [a < low or b > high for a, b in zip(lo, hi, strict=True)]
+    lo, hi = [max(a, low) for a in lo], [min(b, high) for b in hi]
+    flags = [",".join(f for f in (flag, "truncated_to_range" if o else "") if f) for o in outside]
     out = interval_dataset(
         [f"bayes_{t}" for t in targets],
         estimate=est,
@@ -428,7 +438,7 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         se=se,
         level=level,
         target=targets,
-        flag=[flag] * len(targets),
+        flag=flags,
         kind=f"posterior_{kind}",
         seed=attrs.get("seed"),
         attrs={
