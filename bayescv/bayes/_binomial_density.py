@@ -23,8 +23,9 @@ import time
 import numba
 import numpy as np
 
+from bayescv.bayes import _density
 from bayescv.bayes._cache import numba_jit, use_disk_cache
-from bayescv.bayes._density import _scatter_term
+from bayescv.bayes._density import _LOGP_SIG, _scatter_term
 
 njit = numba_jit()
 
@@ -255,23 +256,9 @@ def scatter_rows(data: dict[str, np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(np.stack(rows))
 
 
-# The data travel as one float64 buffer at `user_data` (see `buffer`).
+# The data travel as one float64 buffer at `user_data` (see `buffer`); the callback has the
+# signature nutpie calls, that of the Gaussian density's (_density._LOGP_SIG).
 _HEAD = 3 + len(SCALARS)
-
-_LOGP_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
-_EXPAND_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
 
 
 def _logp_callback(dim, x_ptr, grad_ptr, logp_ptr, user_data):
@@ -298,15 +285,6 @@ def _logp_callback(dim, x_ptr, grad_ptr, logp_ptr, user_data):
     return 0
 
 
-def _expand_callback(dim, n_expanded, x_ptr, out_ptr, user_data):
-    if dim != n_expanded:
-        return -1
-    x = numba.carray(x_ptr, (dim,))
-    out = numba.carray(out_ptr, (dim,))
-    out[:] = x
-    return 0
-
-
 _CALLBACKS: dict = {}
 _LOCK = threading.Lock()
 
@@ -325,6 +303,7 @@ def callbacks() -> dict:
             start = time.perf_counter()
             options = {"cache": use_disk_cache(), "error_model": "numpy"}
             _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, **options)(_logp_callback)
-            _CALLBACKS["expand"] = numba.cfunc(_EXPAND_SIG, **options)(_expand_callback)
+            # The identity map of the sampled coordinates: the Gaussian density's callback.
+            _CALLBACKS["expand"] = _density.callbacks()["expand"]
             _CALLBACKS["seconds"] = time.perf_counter() - start
     return _CALLBACKS
