@@ -91,7 +91,7 @@ def test_every_method_run_failing_exits_1_with_one_line(tmp_path, capsys):
     assert captured.err.count("\n") == 1
     assert captured.err.startswith("bayescv study: every method run failed (4 of 4)")
     assert f"study written to {out}" in captured.err
-    assert "kind must be one of ('auto', 'score', 'normal', 't')" in captured.err
+    assert "kind must be one of ('auto', 'score', 'normal', 't', 'log')" in captured.err
     assert load_study(out)["flag"].str.startswith("error").all()
 
 
