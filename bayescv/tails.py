@@ -61,8 +61,8 @@ KHAT_INFINITE_VARIANCE = 0.5
 KHAT_UNRELIABLE = 0.7
 #: Fewest values a k̂ is computed from. Below it k̂ is too noisy to act on: for squared
 #: errors of Gaussian noise (a light tail, k = 0) ArviZ's k̂ exceeded 0.5 in 8 % of samples of
-#: 80 or 100 points, 1.7 % of 200 and 0.3 % of 300 (300 samples each; the command is in
-#: docs/estimators.md, "When normal intervals fail").
+#: 80 or 100 points, 1.7 % of 200 and 0.3 % of 300 (300 samples each; docs/estimators.md,
+#: "When normal intervals fail").
 MIN_TAIL_POINTS = 200
 
 
