@@ -200,7 +200,7 @@ def score_bounds(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Score (Wilson-type) interval for a mean of 0-1 losses on an effective sample size.
 
-    The bounds solve |p̂ − p| ≤ z sqrt(p (1 − p) / n_eff) (Wilson 1927) with
+    The bounds solve ``|p̂ − p| ≤ z sqrt(p (1 − p) / n_eff)`` (Wilson 1927) with
     n_eff = p̂ (1 − p̂) / θ̂, the sample size at which independent 0-1 losses would have the
     estimated variance θ̂ of the CV estimate: θ̂ carries the dependence between folds, the
     score form keeps the bounds inside [0, 1] and keeps their coverage at error rates near 0

@@ -70,7 +70,7 @@ def paired_comparison(
         sample size of its θ̂), mapped back, so the bounds stay inside [−1, 1]. When the two
         learners never disagree (every h = 0, so every θ̂ = 0), the interval is ±u with u
         the Wilson upper bound z²/(N + z²) of the rate of disagreements for 0 disagreements
-        in N points (|A − B| cannot exceed that rate), flagged ``"no_disagreements"``.
+        in N points (the size of A − B cannot exceed that rate), flagged ``"no_disagreements"``.
         ``"normal"``, ``"t"``: the reference distribution of the statistic
         (``nadeau_bengio`` is always t), bounds truncated to the differences' range
         [a − b, b − a] with a flag. The statistic and p-value are mean(h)/se in every case.
