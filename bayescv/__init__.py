@@ -11,12 +11,25 @@ table (:mod:`bayescv.losses`), and say how uncertain the CV estimate is:
 * the hierarchical Bayesian model over sources (:mod:`bayescv.bayes`, needs ``bayescv[bayes]``);
 * importance-weighted CV under covariate shift (:func:`importance_weighted_cv`;
   :mod:`bayescv.shift`);
+* comparisons of two or more learners, on one data set or several, from per-point losses or
+  from the fold scores users already have (:func:`compare_learners`, :func:`correlated_ttest`,
+  :func:`compare_several`; :mod:`bayescv.learner_comparison`, :mod:`bayescv.fold_scores`);
 * coverage studies of all of them against known truth (:func:`run_study`; :mod:`bayescv.compare`).
 
 Every interval names the estimand it targets (:data:`ESTIMANDS`).
 """
 
-from bayescv import bayes, classical, compare, cv, losses, nested, shift
+from bayescv import (
+    bayes,
+    classical,
+    compare,
+    cv,
+    fold_scores,
+    learner_comparison,
+    losses,
+    nested,
+    shift,
+)
 from bayescv._provenance import package_version
 from bayescv.classical import (
     bootstrap_interval,
@@ -39,7 +52,9 @@ from bayescv.cv import (
     make_loss,
 )
 from bayescv.datasets import load_dataframe, load_star
+from bayescv.fold_scores import fold_table, from_cross_validate, from_long_frame
 from bayescv.intervals import ESTIMANDS, combine_intervals, interval_dataset
+from bayescv.learner_comparison import compare_learners, compare_several, correlated_ttest
 from bayescv.losses import (
     from_arrays,
     from_frame,
@@ -74,15 +89,23 @@ __all__ = [
     "classical",
     "combine_intervals",
     "compare",
+    "compare_learners",
+    "compare_several",
+    "correlated_ttest",
     "cross_val_losses",
     "cv",
     "cv_intervals",
     "expected_estimates",
+    "fold_scores",
+    "fold_table",
     "from_arrays",
+    "from_cross_validate",
     "from_frame",
+    "from_long_frame",
     "get_loss",
     "importance_weighted_cv",
     "interval_dataset",
+    "learner_comparison",
     "load_dataframe",
     "load_star",
     "load_study",

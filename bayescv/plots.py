@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["plot_block_losses"]
+__all__ = ["plot_best", "plot_block_losses", "plot_comparison"]
 
 
 def _group_summary(table: xr.Dataset, by: str) -> pd.DataFrame:
@@ -79,4 +79,108 @@ def plot_block_losses(
     else:
         ax.set_xticks([])
     ax.legend(title="dashed: overall CV error", fontsize="small")
+    return ax
+
+
+def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any:
+    """Posterior of the difference of two learners' expected losses, with the ROPE.
+
+    Draws the Student-t posterior of a correlated t-test
+    (:func:`bayescv.learner_comparison.correlated_ttest`), shades the three regions
+    "a better", "equivalent" (inside ±rope) and "a worse" and writes their probabilities.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        A correlated t-test result (variables ``mean``, ``scale``, ``df``, ``p_better``,
+        ``p_equivalent``, ``p_worse``; attrs ``rope``, ``a``, ``b``).
+    dataset : label, optional
+        Which data set to draw (default: the first).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure otherwise.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    from scipy import stats
+
+    missing = {"mean", "scale", "df", "p_better"} - set(result.data_vars)
+    if missing:
+        raise ValueError(f"not a correlated t-test result: it lacks {sorted(missing)}")
+    r = result.isel(dataset=0) if dataset is None else result.sel(dataset=dataset)
+    loc, scale, df = (float(r[v]) for v in ("mean", "scale", "df"))
+    rope = float(result.attrs.get("rope", 0.0))
+    a, b = result.attrs.get("a", "a"), result.attrs.get("b", "b")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+    if scale == 0:
+        ax.axvline(loc, color="C0", lw=2)
+    else:
+        lo = min(stats.t.ppf(0.001, df, loc, scale), -1.5 * rope)
+        hi = max(stats.t.ppf(0.999, df, loc, scale), 1.5 * rope)
+        x = np.linspace(lo, hi, 400)
+        y = stats.t.pdf(x, df, loc, scale)
+        ax.plot(x, y, color="k", lw=1)
+        regions = [
+            (x < -rope, "C2", f"{a} better: {float(r['p_better']):.3f}"),
+            (np.abs(x) <= rope, "C7", f"equivalent: {float(r['p_equivalent']):.3f}"),
+            (x > rope, "C3", f"{b} better: {float(r['p_worse']):.3f}"),
+        ]
+        for mask, color, label in regions:
+            ax.fill_between(x, 0, y, where=mask, color=color, alpha=0.5, label=label, lw=0)
+    for edge in {-rope, rope}:
+        ax.axvline(edge, color="C1", ls="--", lw=1)
+    ax.set_xlabel(f"difference of expected losses, {a} − {b} (negative: {a} better)")
+    ax.set_yticks([])
+    ax.legend(fontsize="small", title=f"ROPE ±{rope:g}")
+    return ax
+
+
+def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any:
+    """Probability that each learner is the best, and its expected loss with an interval.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`bayescv.learner_comparison.compare_several`.
+    dataset : label, optional
+        Which data set to draw (default: the first).
+    ax : matplotlib.axes.Axes, optional
+        Axes for the probabilities; the intervals go on a twin panel to the right when a new
+        figure is made.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes of the probabilities.
+    """
+    missing = {"p_best", "p_equivalent_to_best", "mean", "lower", "upper"} - set(result.data_vars)
+    if missing:
+        raise ValueError(f"not a compare_several result: it lacks {sorted(missing)}")
+    r = result.isel(dataset=0) if dataset is None else result.sel(dataset=dataset)
+    names = [str(v) for v in r["learner"].values]
+    order = np.argsort(r["mean"].values)
+    y = np.arange(len(names))
+    if ax is None:
+        _, (ax, ax2) = plt.subplots(
+            1, 2, figsize=(8, 0.5 * len(names) + 1.5), sharey=True, layout="constrained"
+        )
+    else:
+        ax2 = None
+    ax.barh(y - 0.2, r["p_best"].values[order], height=0.4, label="P(best)")
+    ax.barh(
+        y + 0.2, r["p_equivalent_to_best"].values[order], height=0.4,
+        label=f"P(within ROPE {result.attrs.get('rope', 0):g} of best)",
+    )  # fmt: skip
+    ax.set_yticks(y, [names[i] for i in order])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("posterior probability")
+    ax.invert_yaxis()
+    ax.legend(fontsize="small", loc="lower right")
+    if ax2 is not None:
+        m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
+        ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)
+        ax2.set_xlabel(f"expected loss ({result.attrs.get('level', 0.95):.0%} interval)")
     return ax

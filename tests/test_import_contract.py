@@ -26,6 +26,7 @@ LAYERS = {
     "datasets": 0,
     "plots": 0,
     "losses": 1,
+    "fold_scores": 1,
     "moments": 2,
     "tails": 2,
     "intervals": 3,
@@ -35,6 +36,7 @@ LAYERS = {
     "bayes": 5,
     "shift": 5,
     "compare": 6,
+    "learner_comparison": 6,
     "cli": 7,
     "__main__": 8,  # `python -m bayescv`: runs the command line
 }

@@ -24,6 +24,7 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "bayescv.cli.bayes",
     "bayescv.cli.nested",
     "bayescv.cli.study",
+    "bayescv.cli.compare",
 )
 
 

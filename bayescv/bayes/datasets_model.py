@@ -1,0 +1,359 @@
+"""The hierarchical model of two learners compared on several data sets (Corani et al. 2017).
+
+Corani, Benavoli, Demšar, Mangili & Zaffalon (2017), "Statistical comparison of classifiers
+through Bayesian hierarchical modelling", *Machine Learning* 106:1817–1837,
+doi:10.1007/s10994-017-5641-9; the model that baycomp's ``HierarchicalTest`` runs in Stan.
+With x_ij the difference of the two learners' scores on measurement j = 1..J_i (the folds of
+one or more K-fold CV runs) of data set i = 1..q:
+
+    x_i ~ MVN(δ_i 1, σ_i² [(1 − ρ_i) I + ρ_i 11ᵀ]),   ρ_i = 1 / K_i  (K_i = J_i / runs),
+    δ_i ~ StudentT(ν, δ0, std0),
+    δ0 ~ U(−max|x|, max|x|),   std0 ~ U(0, 1000 s_among),   σ_i ~ U(0, 1000 s_within),
+    ν − 1 ~ Gamma(α, β) (β a rate),   α ~ U(1, 2),   β ~ U(0.01, 0.1),
+
+after the data (and the rope) are divided by the mean over data sets of their standard
+deviations, as baycomp does. s_within is the mean of the per-data-set standard deviations
+and s_among the standard deviation of the per-data-set means, on the scaled data
+(:func:`datasets_data`).
+
+The compound-symmetric likelihood depends on the data only through each data set's mean x̄_i
+and centred sum of squares SS_i = Σ_j (x_ij − x̄_i)²: with c1 = 1 − ρ, c2 = 1 + (J − 1)ρ the
+eigenvalues of the correlation matrix (along 1 and orthogonal to it),
+
+    log p(x_i) = −J/2 log 2π − ½ [J log σ_i² + (J − 1) log c1 + log c2]
+                 − ½ [SS_i / (σ_i² c1) + J (x̄_i − δ_i)² / (σ_i² c2)],
+
+so a fit costs O(q) per gradient, whatever J, and the data sets may have different J_i.
+
+Sampled coordinates (the unconstrained values PyMC samples; :func:`build_datasets_model`):
+``delta0_interval__``, ``std0_interval__``, ``nu_minus_one_log__``,
+``gamma_alpha_interval__``, ``gamma_beta_interval__``, ``delta_z`` (q) and
+``sigma_interval__`` (q). By default δ is sampled non-centred, δ_i = δ0 + std0 z_i with
+z_i ~ StudentT(ν, 0, 1): each data set's mean is known only to about σ_i / sqrt(K_i) however
+many runs are made (ρ_i = 1/K_i), so the data rarely pin δ_i more tightly than the spread
+std0 does, the regime where the centred form (Stan's, δ_i sampled directly) leaves NUTS a
+funnel. ``centred=True`` builds the centred form (``delta_z`` is then δ itself); both are
+the same model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ZERO_VARIANCE_FRACTION",
+    "DatasetsStats",
+    "build_datasets_model",
+    "datasets_data",
+    "datasets_stats",
+    "loglik_sufficient",
+]
+
+#: A data set whose differences are all equal (SS_i = 0) gets SS_i = f (J_i − 1) s²_pool,
+#: f this fraction and s²_pool the pooled within-data-set variance of the other data sets:
+#: its standard deviation is then taken as 10 % of theirs (see :func:`datasets_stats`).
+ZERO_VARIANCE_FRACTION = 0.01
+
+#: Bounds of the hyperpriors α ~ U(1, 2) and β ~ U(0.01, 0.1) of ν − 1 ~ Gamma(α, β), and the
+#: factor of the upper bounds of std0 and σ_i (baycomp's defaults).
+ALPHA_BOUNDS = (1.0, 2.0)
+BETA_BOUNDS = (0.01, 0.1)
+UPPER_SIGMA = 1000.0
+
+
+@dataclass(frozen=True)
+class DatasetsStats:
+    """Sufficient statistics of the per-fold differences of q data sets, on the scaled data.
+
+    Attributes
+    ----------
+    names : list of str or int
+        The data sets' labels.
+    n : ndarray of shape (q,)
+        Measurements J_i per data set.
+    folds : ndarray of shape (q,)
+        Folds per CV run K_i = J_i / runs.
+    rho : ndarray of shape (q,)
+        Correlation ρ_i = 1 / K_i of two measurements of a data set.
+    mean : ndarray of shape (q,)
+        Mean x̄_i of the scaled differences.
+    ss : ndarray of shape (q,)
+        Centred sum of squares SS_i of the scaled differences (floored for zero variance).
+    scale : float
+        The divisor of the data: the mean over data sets of their standard deviations.
+    max_abs : float
+        max |x_ij| of the scaled data.
+    zero_variance : ndarray of bool, shape (q,)
+        Data sets whose differences were all equal (their SS_i was floored).
+    runs : int
+        CV runs per data set.
+    """
+
+    names: list
+    n: np.ndarray
+    folds: np.ndarray
+    rho: np.ndarray
+    mean: np.ndarray
+    ss: np.ndarray
+    scale: float
+    max_abs: float
+    zero_variance: np.ndarray
+    runs: int
+
+    @property
+    def n_datasets(self) -> int:
+        """Number of data sets q."""
+        return int(self.n.size)
+
+
+def _as_rows(diff: Any) -> list[np.ndarray]:
+    """Split `diff` (a 2-d array or a sequence of 1-d arrays) into float rows."""
+    if isinstance(diff, np.ndarray) or not isinstance(diff, Sequence):
+        arr = np.asarray(diff, dtype=float)
+        if arr.ndim != 2:
+            raise ValueError(
+                "diff must be a 2-d array (data sets × measurements) or a list of 1-d arrays, "
+                f"got an array of shape {arr.shape}"
+            )
+        return list(arr)
+    rows = []
+    for i, row in enumerate(diff):
+        arr = np.asarray(row, dtype=float)
+        if arr.ndim != 1:
+            raise ValueError(f"data set {i} must be a 1-d array, got shape {arr.shape}")
+        rows.append(arr)
+    return rows
+
+
+def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -> DatasetsStats:
+    """Scale per-fold differences as baycomp does and reduce them to (J_i, x̄_i, SS_i).
+
+    Parameters
+    ----------
+    diff : array-like of shape (q, J) or sequence of 1-d arrays
+        Per-fold differences of the two learners, one row per data set; rows may differ in
+        length J_i.
+    runs : int, default 1
+        CV runs per data set: J_i = runs × K_i with K_i folds per run, ρ_i = 1 / K_i.
+    names : sequence, optional
+        Labels of the data sets; default 0..q−1.
+
+    Returns
+    -------
+    DatasetsStats
+
+    Raises
+    ------
+    ValueError
+        For a non-finite value, fewer than two data sets, a data set with fewer than two
+        measurements, `runs` not a positive integer dividing every J_i (or leaving one fold
+        per run), `names` of the wrong length or with repeats, or differences that are
+        constant within every data set.
+
+    Warns
+    -----
+    UserWarning
+        When some data sets have zero variance: their SS_i is set to
+        :data:`ZERO_VARIANCE_FRACTION` × (J_i − 1) × the pooled within-data-set variance of
+        the others (deterministic, unlike baycomp's random jitter), and they are named.
+
+    Notes
+    -----
+    The divisor is the mean over data sets of np.std(x_i) (ddof = 0), computed before the
+    zero-variance floor, as baycomp computes it before its jitter. The hyperprior bounds use
+    the scaled data: s_within = mean_i sqrt(SS_i / J_i) after the floor, s_among = the
+    standard deviation of the x̄_i (s_within when that is 0, all means equal).
+    """
+    if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    rows = _as_rows(diff)
+    q = len(rows)
+    if q < 2:
+        raise ValueError(f"the hierarchical model needs at least 2 data sets, got {q}")
+    n = np.array([row.size for row in rows], dtype=float)
+    for i, row in enumerate(rows):
+        if row.size < 2:
+            raise ValueError(f"data set {i} has {row.size} measurement(s); at least 2 needed")
+        bad = ~np.isfinite(row)
+        if bad.any():
+            what = "NaN" if np.isnan(row[bad]).any() else "infinite"
+            raise ValueError(
+                f"diff has {int(bad.sum())} non-finite value(s) ({what}) in data set {i}"
+            )
+        if row.size % runs:
+            raise ValueError(f"runs={runs} does not divide the {row.size} measurements of set {i}")
+    folds = n / runs
+    if (folds < 2).any():
+        raise ValueError(f"runs={runs} leaves fewer than 2 folds per run (ρ = 1/K needs K ≥ 2)")
+    if names is None:
+        labels: list = list(range(q))
+    else:
+        labels = list(names)
+        if len(labels) != q or len(set(map(str, labels))) != q:
+            raise ValueError(f"names must be {q} distinct labels, got {names!r}")
+    means = np.array([row.mean() for row in rows])
+    ss = np.array([np.sum((row - m) ** 2) for row, m in zip(rows, means, strict=True)])
+    scale = float(np.mean(np.sqrt(ss / n)))
+    if not scale > 0:
+        raise ValueError("the differences are constant within every data set: nothing to scale")
+    means = means / scale
+    ss = ss / scale**2
+    max_abs = max(float(np.max(np.abs(row))) for row in rows) / scale
+    zero = ss <= 1e-20 * n  # a standard deviation below 1e-10 of the scale
+    if zero.any():
+        pooled = ss[~zero].sum() / (n[~zero] - 1).sum()
+        ss = np.where(zero, ZERO_VARIANCE_FRACTION * (n - 1) * pooled, ss)
+        import warnings
+
+        which = [labels[i] for i in np.flatnonzero(zero)]
+        warnings.warn(
+            f"data sets {which} have zero variance (all differences equal); their variance is "
+            f"set to {ZERO_VARIANCE_FRACTION:g} × the pooled variance of the others",
+            UserWarning,
+            stacklevel=3,
+        )
+    if max_abs == 0:  # pragma: no cover - scale > 0 implies a nonzero difference
+        max_abs = 1.0
+    return DatasetsStats(
+        names=labels, n=n, folds=folds, rho=1.0 / folds, mean=means, ss=ss, scale=scale,
+        max_abs=max_abs, zero_variance=zero, runs=int(runs),
+    )  # fmt: skip
+
+
+def datasets_data(stats: DatasetsStats) -> dict[str, np.ndarray]:
+    """Everything the model reads for one fit: sufficient statistics and prior bounds.
+
+    Parameters
+    ----------
+    stats : DatasetsStats
+        From :func:`datasets_stats`.
+
+    Returns
+    -------
+    dict of ndarray
+        Rows ``mean``, ``ss``, ``n`` and ``rho`` (q each) and the scalars of
+        :data:`bayescv.bayes._datasets_density.SCALARS`: ``delta_lo``, ``delta_hi`` (±max|x|),
+        ``std0_hi`` (1000 s_among), ``sigma_hi`` (1000 s_within), ``alpha_lo``,
+        ``alpha_hi``, ``beta_lo``, ``beta_hi``.
+    """
+    within = float(np.mean(np.sqrt(stats.ss / stats.n)))
+    among = float(np.std(stats.mean))
+    if not among > 0:
+        among = within
+    out = {
+        "mean": stats.mean,
+        "ss": stats.ss,
+        "n": stats.n,
+        "rho": stats.rho,
+        "delta_lo": -stats.max_abs,
+        "delta_hi": stats.max_abs,
+        "std0_hi": UPPER_SIGMA * among,
+        "sigma_hi": UPPER_SIGMA * within,
+        "alpha_lo": ALPHA_BOUNDS[0],
+        "alpha_hi": ALPHA_BOUNDS[1],
+        "beta_lo": BETA_BOUNDS[0],
+        "beta_hi": BETA_BOUNDS[1],
+    }
+    return {name: np.asarray(value, dtype=float) for name, value in out.items()}
+
+
+def loglik_sufficient(mean, ss, n, rho, delta, sigma):
+    """Compound-symmetric MVN log-likelihood of each data set from (x̄_i, SS_i), with numpy.
+
+    Parameters
+    ----------
+    mean, ss, n, rho : array-like
+        Per data set: mean, centred sum of squares, number of measurements, correlation.
+    delta, sigma : array-like
+        Mean δ_i and standard deviation σ_i; broadcast against the data.
+
+    Returns
+    -------
+    ndarray
+        log MVN(x_i; δ_i 1, σ_i² [(1 − ρ_i) I + ρ_i 11ᵀ]) per data set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> x = np.array([0.1, -0.3, 0.4, 0.2])
+    >>> cov = 0.5**2 * (0.75 * np.eye(4) + 0.25)
+    >>> ref = stats.multivariate_normal(np.full(4, 0.1), cov).logpdf(x)
+    >>> ss = np.sum((x - x.mean()) ** 2)
+    >>> bool(np.isclose(loglik_sufficient(x.mean(), ss, 4, 0.25, 0.1, 0.5), ref))
+    True
+    """
+    mean, ss, n, rho = (np.asarray(v, dtype=float) for v in (mean, ss, n, rho))
+    c1 = 1.0 - rho
+    c2 = 1.0 + (n - 1.0) * rho
+    s2 = np.square(sigma)
+    logdet = n * np.log(s2) + (n - 1.0) * np.log(c1) + np.log(c2)
+    quad = ss / (s2 * c1) + n * np.square(mean - delta) / (s2 * c2)
+    return -0.5 * (n * math.log(2.0 * math.pi) + logdet + quad)
+
+
+def build_datasets_model(
+    data: dict[str, np.ndarray], names: Sequence | None = None, *, centred: bool = False
+):
+    """Build the PyMC model of several data sets: the specification of its numba density.
+
+    Parameters
+    ----------
+    data : dict of ndarray
+        Output of :func:`datasets_data`.
+    names : sequence, optional
+        Labels for the ``dataset`` coordinate; default 0..q−1.
+    centred : bool, default False
+        Sample δ itself (Stan's form) instead of z with δ = δ0 + std0 z (module docs).
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``delta0``, ``std0``, ``gamma_alpha``, ``gamma_beta``,
+        ``nu_minus_one``, ``delta_z`` and ``sigma`` (value variables with PyMC's interval and
+        log transforms); deterministics ``nu`` and ``delta``; the likelihood as the potential
+        ``loglik`` (the sufficient-statistic form of the module docs, no J × J matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.bayes.datasets_model import (
+    ...     build_datasets_model, datasets_data, datasets_stats)
+    >>> x = np.random.default_rng(0).normal(size=(3, 10))
+    >>> model = build_datasets_model(datasets_data(datasets_stats(x)))  # doctest: +SKIP
+    >>> sorted(v.name for v in model.value_vars)  # doctest: +SKIP
+    ['delta0_interval__', 'delta_z', 'gamma_alpha_interval__', ...]
+    """
+    from bayescv.bayes.model import _import_pymc
+
+    pm = _import_pymc()
+    import pytensor.tensor as pt
+
+    q = int(np.size(data["mean"]))
+    coords = {"dataset": list(range(q)) if names is None else [str(x) for x in names]}
+    with pm.Model(coords=coords) as model:
+        delta0 = pm.Uniform("delta0", float(data["delta_lo"]), float(data["delta_hi"]))
+        std0 = pm.Uniform("std0", 0.0, float(data["std0_hi"]))
+        alpha = pm.Uniform("gamma_alpha", float(data["alpha_lo"]), float(data["alpha_hi"]))
+        beta = pm.Uniform("gamma_beta", float(data["beta_lo"]), float(data["beta_hi"]))
+        nu_m1 = pm.Gamma("nu_minus_one", alpha=alpha, beta=beta)
+        nu = pm.Deterministic("nu", 1.0 + nu_m1)
+        if centred:
+            z = pm.StudentT("delta_z", nu=nu, mu=delta0, sigma=std0, dims="dataset")
+            delta = pm.Deterministic("delta", z, dims="dataset")
+        else:
+            z = pm.StudentT("delta_z", nu=nu, mu=0.0, sigma=1.0, dims="dataset")
+            delta = pm.Deterministic("delta", delta0 + std0 * z, dims="dataset")
+        sigma = pm.Uniform("sigma", 0.0, float(data["sigma_hi"]), dims="dataset")
+        n, rho = data["n"], data["rho"]
+        c1, c2 = 1.0 - rho, 1.0 + (n - 1.0) * rho
+        s2 = pt.square(sigma)
+        const = n * math.log(2.0 * math.pi) + (n - 1.0) * np.log(c1) + np.log(c2)
+        quad = data["ss"] / (s2 * c1) + n * pt.square(data["mean"] - delta) / (s2 * c2)
+        pm.Potential("loglik", -0.5 * pt.sum(const + n * pt.log(s2) + quad))
+    return model

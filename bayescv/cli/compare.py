@@ -1,0 +1,137 @@
+"""``bayescv compare``: compare learners from their loss tables, every applicable test.
+
+Rows say which way "better" points (the first learner having the lower expected loss) and
+the target of each method; ``--format json`` gives ``{"rows": [...], "best": {...}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add the ``compare`` subcommand to the ``bayescv`` parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``bayescv`` command.
+    """
+    parser = sub.add_parser(
+        "compare",
+        help="compare learners from their loss tables (correlated t, Nadeau-Bengio, Bayle, ...)",
+        description=(
+            "Read the loss tables (CSV, one row per test point, as `bayescv variance` does) "
+            "of two or more learners evaluated on the same splits and compare the first with "
+            "each of the others: the Bayesian correlated t-test (P(better), P(equivalent), "
+            "P(worse) with --rope), the Nadeau-Bengio and naive tests, Bayle et al.'s "
+            "one-sided test, and with --methods all the hierarchical model over sources. "
+            "'Better' means the lower expected loss. With three or more learners it also "
+            "prints the probability that each is the best."
+        ),
+    )
+    parser.add_argument("files", nargs="+", type=Path, metavar="LOSSES.csv")
+    parser.add_argument(
+        "--rope", type=float, default=0.0, help="ROPE half-width in loss units (0)"
+    )
+    parser.add_argument("--names", help="comma-separated learner names (default: file stems)")
+    parser.add_argument("--block-col", default="block", help="block label column (block)")
+    parser.add_argument("--loss-col", default="loss", help="loss column (loss)")
+    parser.add_argument("--source-col", help="optional source label column")
+    parser.add_argument(
+        "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
+    )
+    parser.add_argument("--level", type=float, default=0.95, help="interval mass (0.95)")
+    parser.add_argument("--methods", help="comma-separated methods, or 'all'")
+    parser.add_argument("--random-state", type=int, default=0, help="seed of sampled parts (0)")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.set_defaults(func=_run)
+
+
+def _fail(message: str) -> int:
+    print(f"bayescv compare: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bayescv.cli._checks import read_losses
+    from bayescv.fold_scores import from_loss_tables
+    from bayescv.learner_comparison import compare_learners, compare_several
+
+    if len(args.files) < 2:
+        return _fail(f"expected at least two loss tables, got {len(args.files)}")
+    names = args.names.split(",") if args.names else [p.stem for p in args.files]
+    if len(names) != len(args.files):
+        return _fail(f"{len(names)} names for {len(args.files)} files")
+    if len(set(names)) != len(names):
+        return _fail(f"learner names must differ, got {names} (use --names)")
+    if not (math.isfinite(args.rope) and args.rope >= 0):
+        return _fail(f"--rope must be a number >= 0, got {args.rope}")
+    methods = None if args.methods is None else args.methods.split(",")
+    methods = "all" if methods == ["all"] else methods
+    try:
+        tables = {
+            name: read_losses(path, args) for name, path in zip(names, args.files, strict=True)
+        }
+        rows = compare_learners(
+            tables, methods=methods, rope=args.rope, level=args.level,
+            random_state=args.random_state,
+        )  # fmt: skip
+        best = None
+        if len(tables) > 2:
+            best = compare_several(
+                from_loss_tables(tables), rope=args.rope, level=args.level,
+                random_state=args.random_state,
+            )  # fmt: skip
+    except (ValueError, TypeError, OSError, ImportError) as error:
+        return _fail(str(error).splitlines()[0])
+    frame = rows.drop_vars("row").to_dataframe()
+    if args.format == "json":
+        out: dict[str, Any] = {
+            "difference": "a - b",
+            "better": rows.attrs["better"],
+            "rope": rows.attrs["rope"],
+            "level": rows.attrs["level"],
+            "rows": [{k: _number(v) for k, v in rec.items()} for rec in frame.to_dict("records")],
+        }
+        if best is not None:
+            b = best.isel(dataset=0)
+            out["best"] = {
+                str(n): {
+                    "p_best": _number(b["p_best"].sel(learner=n)),
+                    "p_equivalent_to_best": _number(b["p_equivalent_to_best"].sel(learner=n)),
+                    "mean": _number(b["mean"].sel(learner=n)),
+                }
+                for n in b["learner"].values
+            }
+        print(json.dumps(out, indent=2))
+        return 0
+    cols = ["method", "a", "b", "target", "estimate", "lower", "upper", "p_better",
+            "p_equivalent", "p_worse", "p_value", "flag"]  # fmt: skip
+    shown = frame[cols].copy()
+    if (frame["dataset"] != "").any():
+        shown.insert(1, "dataset", frame["dataset"])
+    print(f"difference a - b of expected losses; {rows.attrs['better']}; ROPE ±{args.rope:g}")
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+    if best is not None:
+        b = best.isel(dataset=0)[["mean", "lower", "upper", "p_best", "p_equivalent_to_best"]]
+        print()
+        print("which learner is best (lowest expected loss):")
+        print(
+            b.to_dataframe().drop(columns="dataset").to_string(float_format=lambda v: f"{v:.4g}")
+        )
+    return 0

@@ -1,0 +1,257 @@
+"""Fold-score tables from scikit-learn's ``cross_validate``, long DataFrames and loss tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescv.fold_scores._table import fold_table
+from bayescv.losses import validate
+
+__all__ = ["from_cross_validate", "from_long_frame", "from_loss_tables"]
+
+
+def from_cross_validate(
+    results: Mapping[str, Mapping[str, Any]],
+    *,
+    scoring: str | None = None,
+    runs: int = 1,
+    greater_is_better: bool = True,
+) -> xr.Dataset:
+    """Build a fold-score table from :func:`sklearn.model_selection.cross_validate` outputs.
+
+    Parameters
+    ----------
+    results : mapping
+        ``{learner name: cross_validate(...) result}``, every learner run on the same splits.
+        With ``return_indices=True`` (scikit-learn ≥ 1.3) the fold sizes are read from the
+        result's ``indices``; otherwise they are taken as equal.
+    scoring : str, optional
+        Which score: the result's ``test_<scoring>`` (several scorers) or ``test_score``
+        (default, one scorer).
+    runs : int, default 1
+        Repetitions of K-fold CV in the results (as a repeated splitter yields them).
+    greater_is_better : bool, default True
+        scikit-learn's scorers all return greater-is-better values (errors come negated);
+        pass False only for a custom scorer that does not.
+
+    Returns
+    -------
+    xarray.Dataset
+        The fold-score table (see the module docs).
+
+    Raises
+    ------
+    ValueError
+        When a result lacks the score, the learners' fold sizes differ, or as
+        :func:`fold_table`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.model_selection import cross_validate
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> res = {name: cross_validate(est, X, y, cv=5, return_indices=True)
+    ...        for name, est in [("knn", KNeighborsClassifier()),
+    ...                          ("tree", DecisionTreeClassifier(random_state=0))]}
+    >>> table = from_cross_validate(res)
+    >>> table.attrs["sizes"], table["n_test"].values.ravel().tolist()
+    ('known', [30.0, 30.0, 30.0, 30.0, 30.0])
+    """
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError(
+            "results must be a non-empty mapping {learner name: cross_validate result}"
+        )
+    key = "test_score" if scoring is None else f"test_{scoring}"
+    scores, n_test, n_train = {}, None, None
+    for name, res in results.items():
+        if key not in res:
+            found = sorted(k for k in res if k.startswith("test_"))
+            raise ValueError(f"the result of {name!r} has no {key!r}; it has {found}")
+        scores[str(name)] = np.asarray(res[key], dtype=float)
+        if "indices" in res:
+            te = np.array([len(t) for t in res["indices"]["test"]], dtype=float)
+            tr = np.array([len(t) for t in res["indices"]["train"]], dtype=float)
+            if n_test is not None and not (
+                np.array_equal(te, n_test) and np.array_equal(tr, n_train)
+            ):
+                raise ValueError(
+                    f"the fold sizes of {name!r} differ from the other learners': the learners "
+                    "must be run on the same splits"
+                )
+            n_test, n_train = te, tr
+    metric = scoring or "score"
+    return fold_table(
+        scores, runs=runs, n_test=n_test, n_train=n_train,
+        greater_is_better=greater_is_better, metric=metric,
+    )  # fmt: skip
+
+
+def from_long_frame(
+    frame: pd.DataFrame,
+    *,
+    score: str = "score",
+    learner: str = "learner",
+    fold: str = "fold",
+    dataset: str | None = "dataset",
+    repetition: str | None = "repetition",
+    n_test: str | None = None,
+    n_train: str | None = None,
+    greater_is_better: bool | None = None,
+    metric: str | None = None,
+) -> xr.Dataset:
+    """Build a fold-score table from a long DataFrame, one row per (data set, learner, run, fold).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The results.
+    score, learner, fold : str
+        Column names of the score, the learner and the fold.
+    dataset, repetition : str or None
+        Column names of the data set and the CV repetition; a column that is absent (or None)
+        means one data set, one run.
+    n_test, n_train : str, optional
+        Columns of the fold sizes.
+    greater_is_better : bool, optional
+        Direction of the scores (see :func:`fold_table`).
+    metric : str, optional
+        The score's name, or a scikit-learn scorer name that gives the direction.
+
+    Returns
+    -------
+    xarray.Dataset
+        The fold-score table; data sets and learners in order of first appearance.
+
+    Raises
+    ------
+    ValueError
+        For missing columns, duplicated or missing (data set, learner, run, fold) cells, or as
+        :func:`fold_table`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"dataset": ["d1"] * 4 + ["d2"] * 4,
+    ...                    "learner": ["lr", "lr", "rf", "rf"] * 2,
+    ...                    "fold": [0, 1] * 4,
+    ...                    "score": [0.9, 0.8, 0.85, 0.8, 0.7, 0.75, 0.6, 0.7]})
+    >>> t = from_long_frame(df, metric="accuracy")
+    >>> dict(t["loss"].sizes)
+    {'dataset': 2, 'learner': 2, 'repetition': 1, 'fold': 2}
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    for col in (score, learner, fold):
+        if col not in frame.columns:
+            raise ValueError(f"column {col!r} not in the frame (columns: {list(frame.columns)})")
+    df = frame.copy()
+    for col, name in ((dataset, "_dataset"), (repetition, "_repetition")):
+        df[name] = df[col] if col is not None and col in df.columns else 0
+    keys = ["_dataset", learner, "_repetition", fold]
+    if df.duplicated(keys).any():
+        raise ValueError(
+            f"duplicated (data set, learner, repetition, fold) rows: {df[df.duplicated(keys)][keys].head(3).values.tolist()}"
+        )
+    cube = df.set_index(keys)[score].astype(float).to_xarray()
+    if cube.isnull().any():
+        raise ValueError(
+            "some (data set, learner, repetition, fold) cells have no score: every learner "
+            "needs a score on every fold of every data set"
+        )
+    order = {c: pd.unique(df[c]) for c in ("_dataset", learner)}
+    cube = cube.sel({"_dataset": order["_dataset"], learner: order[learner]})
+    values = cube.values.reshape(cube.shape[0], cube.shape[1], -1)
+    runs = cube.shape[2]
+    sizes = {}
+    for name, col in (("n_test", n_test), ("n_train", n_train)):
+        if col is None:
+            sizes[name] = None
+            continue
+        first = df[df[learner] == order[learner][0]].set_index(["_dataset", "_repetition", fold])
+        arr = first[col].astype(float).to_xarray().sel(_dataset=order["_dataset"])
+        sizes[name] = arr.values.reshape(arr.shape[0], -1)
+    return fold_table(
+        values, runs=runs, learners=[str(x) for x in order[learner]],
+        datasets=[str(x) for x in order["_dataset"]], n_test=sizes["n_test"],
+        n_train=sizes["n_train"], greater_is_better=greater_is_better, metric=metric,
+    )  # fmt: skip
+
+
+def from_loss_tables(
+    tables: Mapping[str, xr.Dataset] | Sequence[xr.Dataset],
+    *,
+    learners: Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Reduce per-point loss tables of learners on the same splits to a fold-score table.
+
+    Parameters
+    ----------
+    tables : mapping or sequence of xarray.Dataset
+        Loss tables (one CV run, or repeated CV with ``replicate_kind="repeat"``), one per
+        learner, with the same blocks and block sizes.
+    learners : sequence of str, optional
+        Names when `tables` is a sequence.
+
+    Returns
+    -------
+    xarray.Dataset
+        The fold-score table: each block's mean loss, its size as ``n_test`` and the rest of the
+        run as ``n_train`` (the data seen in training, for CV that partitions the data).
+
+    Raises
+    ------
+    ValueError
+        For tables whose blocks or sizes differ, bootstrap or independent replicates.
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> a = from_arrays([0.1, 0.3, 0.2, 0.6], [0, 0, 1, 1])
+    >>> b = from_arrays([0.2, 0.2, 0.4, 0.4], [0, 0, 1, 1])
+    >>> t = from_loss_tables({"a": a, "b": b})
+    >>> t["loss"].sel(learner="a").values.ravel().tolist(), t["n_train"].values.ravel().tolist()
+    ([0.2, 0.4], [2.0, 2.0])
+    """
+    if isinstance(tables, Mapping):
+        learners = [str(k) for k in tables] if learners is None else learners
+        tables = list(tables.values())
+    tables = list(tables)
+    if len(tables) < 1:
+        raise ValueError("need at least one loss table")
+    means, sizes = [], None
+    for t in tables:
+        validate(t)
+        kind = t.attrs.get("replicate_kind") if "replicate" in t.dims else None
+        if kind not in (None, "repeat"):
+            raise ValueError(
+                f"a table with replicate_kind={kind!r} is not repeated CV of one data set"
+            )
+        loss = t["loss"] if kind else t["loss"].expand_dims("replicate")
+        block = t["block"] if kind else t["block"].expand_dims("replicate")
+        per_run_means, per_run_sizes = [], []
+        for r in range(loss.sizes["replicate"]):
+            frame = pd.DataFrame({"b": block.values[r], "l": loss.values[r]})
+            g = frame.groupby("b", sort=True)["l"]
+            per_run_means.append(g.mean().to_numpy())
+            per_run_sizes.append(g.size().to_numpy().astype(float))
+        try:
+            m, n = np.array(per_run_means), np.array(per_run_sizes)
+        except ValueError:
+            raise ValueError("runs with different numbers of blocks: not supported") from None
+        if sizes is not None and not np.array_equal(n, sizes):
+            raise ValueError("the tables' blocks differ: learners must share their CV splits")
+        means.append(m.ravel())
+        sizes = n
+    n_total = sizes.sum(axis=1, keepdims=True)
+    return fold_table(
+        np.stack(means), runs=sizes.shape[0], learners=learners,
+        n_test=sizes.ravel(), n_train=(n_total - sizes).ravel(), greater_is_better=False,
+        metric=tables[0].attrs.get("loss_name", "loss"),
+    )  # fmt: skip

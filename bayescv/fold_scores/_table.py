@@ -1,0 +1,267 @@
+"""The fold-score table: its schema, the array builder, checks and the Nadeau–Bengio ratio."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+__all__ = [
+    "fold_differences",
+    "fold_table",
+    "is_fold_table",
+    "nb_ratio",
+    "validate_fold_table",
+]
+
+_DIMS = ("dataset", "learner", "repetition", "fold")
+
+
+def is_fold_table(table: Any) -> bool:
+    """Whether `table` is a fold-score table (``attrs["kind"] == "fold_scores"``).
+
+    Parameters
+    ----------
+    table : object
+        Anything.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(table, xr.Dataset) and table.attrs.get("kind") == "fold_scores"
+
+
+def _direction(metric: str | None, greater_is_better: bool | None) -> tuple[str, bool]:
+    """Return the metric's name and direction (a scikit-learn scorer name gives its own)."""
+    if greater_is_better is not None:
+        return metric or "score", bool(greater_is_better)
+    if metric is None:
+        raise ValueError(
+            "say which way the scores point: greater_is_better=True (accuracy, R², a "
+            "scikit-learn scorer's output) or False (an error or a loss), or give `metric`, "
+            "a scikit-learn scorer name"
+        )
+    from sklearn.metrics import get_scorer_names
+
+    if metric not in get_scorer_names():
+        raise ValueError(
+            f"unknown metric {metric!r}: not a scikit-learn scorer name; pass "
+            "greater_is_better=True or False to say which way it points"
+        )
+    # Every scikit-learn scorer returns "greater is better" values (errors come negated,
+    # as "neg_mean_squared_error").
+    return metric, True
+
+
+def fold_table(
+    scores: Any,
+    *,
+    runs: int = 1,
+    learners: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+    n_test: Any = None,
+    n_train: Any = None,
+    greater_is_better: bool | None = None,
+    metric: str | None = None,
+) -> xr.Dataset:
+    """Build a fold-score table from an array of per-fold scores or losses.
+
+    Parameters
+    ----------
+    scores : array-like or mapping
+        Shape (J,) for one learner on one data set, (L, J) for L learners, or (D, L, J) for D
+        data sets; J = runs · K values per learner, run after run (as scikit-learn's repeated
+        splitters yield them). A mapping ``{learner: array of shape (J,) or (D, J)}`` names the
+        learners.
+    runs : int, default 1
+        Number of CV repetitions in the J values.
+    learners, datasets : sequence of str, optional
+        Names (default ``"A"``, ``"B"``, … and ``"0"``, ``"1"``, …).
+    n_test, n_train : array-like, optional
+        Test and training set sizes, broadcastable to (D, runs, K) (e.g. shape (J,) or
+        (runs, K)); unknown sizes are taken as equal (Nadeau–Bengio ratio 1/(K − 1)).
+    greater_is_better : bool, optional
+        Direction of `scores`. True negates them into losses. Required unless `metric` is a
+        scikit-learn scorer name (those are all greater-is-better).
+    metric : str, optional
+        Name of the score (stored in the attrs).
+
+    Returns
+    -------
+    xarray.Dataset
+        The fold-score table (see the module docs).
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite scores, fewer than two folds per run, J not divisible by `runs`,
+        mismatched shapes, sizes below 1, or an unknown direction.
+
+    Examples
+    --------
+    >>> t = fold_table([[0.90, 0.80, 0.85], [0.70, 0.75, 0.72]], greater_is_better=True)
+    >>> t["loss"].sizes["learner"], round(float(t["loss"].sel(learner="A").mean()), 3)
+    (2, -0.85)
+    """
+    metric, greater = _direction(metric, greater_is_better)
+    if isinstance(scores, Mapping):
+        learners = [str(k) for k in scores] if learners is None else learners
+        arrays = [np.asarray(v, dtype=float) for v in scores.values()]
+        shapes = {a.shape for a in arrays}
+        if len(shapes) != 1:
+            raise ValueError(f"the learners' score arrays differ in shape: {sorted(shapes)}")
+        values = np.stack([np.atleast_2d(a) for a in arrays], axis=1)
+    else:
+        values = np.asarray(scores, dtype=float)
+        if values.ndim == 1:
+            values = values[None, None, :]
+        elif values.ndim == 2:
+            values = values[None, :, :]
+        elif values.ndim != 3:
+            raise ValueError(f"scores must have 1, 2 or 3 dimensions, got shape {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError("scores contain NaN or infinite values")
+    n_data, n_learners, J = values.shape
+    runs = int(runs)
+    if runs < 1 or J % runs:
+        raise ValueError(f"{J} values per learner are not {runs} runs of equal length")
+    K = J // runs
+    if K < 2:
+        raise ValueError(f"need at least 2 folds per run, got {K}")
+    loss = (-values if greater else values).reshape(n_data, n_learners, runs, K)
+    learners = _names(learners, n_learners, "learners", alphabetic=True)
+    datasets = _names(datasets, n_data, "datasets", alphabetic=False)
+    sizes = {}
+    for name, given in (("n_test", n_test), ("n_train", n_train)):
+        if given is None:
+            sizes[name] = np.full((n_data, runs, K), np.nan)
+            continue
+        arr = np.asarray(given, dtype=float)
+        try:
+            arr = np.broadcast_to(arr.reshape((*arr.shape[:-1], -1)), (n_data, J))
+        except ValueError:
+            raise ValueError(f"{name} of shape {np.shape(given)} does not fit {J} folds") from None
+        if not (np.isfinite(arr).all() and (arr >= 1).all()):
+            raise ValueError(f"{name} must be finite sizes of at least 1")
+        sizes[name] = arr.reshape(n_data, runs, K).copy()
+    known = np.isfinite(sizes["n_test"]).all() and np.isfinite(sizes["n_train"]).all()
+    return xr.Dataset(
+        {
+            "loss": (_DIMS, loss),
+            "n_test": (("dataset", "repetition", "fold"), sizes["n_test"]),
+            "n_train": (("dataset", "repetition", "fold"), sizes["n_train"]),
+        },
+        coords={
+            "dataset": datasets,
+            "learner": learners,
+            "repetition": np.arange(runs),
+            "fold": np.arange(K),
+        },
+        attrs={
+            "kind": "fold_scores",
+            "metric": metric,
+            "greater_is_better": int(greater),
+            "sizes": "known" if known else "assumed equal",
+        },
+    )
+
+
+def _names(given: Sequence[str] | None, n: int, what: str, *, alphabetic: bool) -> list[str]:
+    if given is None:
+        if alphabetic and n <= 26:
+            return [chr(ord("A") + i) for i in range(n)]
+        return [str(i) for i in range(n)]
+    names = [str(g) for g in given]
+    if len(names) != n:
+        raise ValueError(f"{len(names)} {what} named for {n} in the scores")
+    if len(set(names)) != n:
+        raise ValueError(f"duplicated {what} names: {names}")
+    return names
+
+
+def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
+    """Check that `table` is a well-formed fold-score table and return it.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A fold-score table.
+
+    Returns
+    -------
+    xarray.Dataset
+        `table`, unchanged.
+
+    Raises
+    ------
+    ValueError
+        When it is not one, or its losses are not finite.
+    """
+    if not is_fold_table(table):
+        raise ValueError("not a fold-score table (build one with bayescv.fold_scores)")
+    loss = table.variables["loss"]
+    if tuple(loss.dims) != _DIMS:
+        raise ValueError(f"a fold-score table's loss has dims {_DIMS}, got {loss.dims}")
+    if not np.isfinite(loss.values).all():
+        raise ValueError("the fold-score table has NaN or infinite losses")
+    return table
+
+
+def fold_differences(table: xr.Dataset, a: str, b: str) -> xr.DataArray:
+    """Return the per-fold loss differences, learner `a` minus learner `b` (negative: `a` better).
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A fold-score table.
+    a, b : str
+        Learner names.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims (``dataset``, ``repetition``, ``fold``).
+
+    Raises
+    ------
+    ValueError
+        For unknown or equal learner names.
+    """
+    validate_fold_table(table)
+    names = table["learner"].values.tolist()
+    for x in (a, b):
+        if x not in names:
+            raise ValueError(f"unknown learner {x!r}; the table has {names}")
+    if a == b:
+        raise ValueError(f"compare two different learners, got {a!r} twice")
+    # Plain numpy: xarray's alignment would cost a millisecond per call, more than the tests.
+    loss = table["loss"].values
+    diff = loss[:, names.index(a)] - loss[:, names.index(b)]
+    return xr.DataArray(
+        diff,
+        dims=("dataset", "repetition", "fold"),
+        coords={d: table[d].values for d in ("dataset", "repetition", "fold")},
+    )
+
+
+def nb_ratio(table: xr.Dataset) -> np.ndarray:
+    """Return the Nadeau–Bengio ratio n_test/n_train of each data set (mean over its folds).
+
+    With unknown sizes it is 1/(K − 1), equal folds (baycomp's ρ/(1 − ρ) with ρ = 1/K).
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A fold-score table.
+
+    Returns
+    -------
+    ndarray of shape (n_datasets,)
+    """
+    K = table.sizes["fold"]
+    n_test, n_train = table.variables["n_test"].values, table.variables["n_train"].values
+    ratio = (n_test / n_train).reshape(n_test.shape[0], -1).mean(axis=1)
+    return np.where(np.isfinite(ratio), ratio, 1.0 / (K - 1))

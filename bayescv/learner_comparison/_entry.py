@@ -1,0 +1,330 @@
+"""One entry point for comparing two learners: every applicable test, one row each.
+
+:func:`compare_learners` takes what the user has — per-point loss tables of two or more
+learners on the same splits, or a fold-score table (:mod:`bayescv.fold_scores`) — and runs the
+methods that apply to it, returning one long Dataset with a row per (method, data set or
+target, pair of learners). Every row says its ``target`` (the estimand, :data:`bayescv.ESTIMANDS`)
+and its ``kind``: Bayesian rows give ``p_better`` / ``p_equivalent`` / ``p_worse`` (posterior
+probabilities that the first learner's expected loss is lower by more than the ROPE, within
+it, or higher), frequentist rows a ``p_value`` and NaN probabilities. "Better" always means
+the lower expected loss (scores given as greater-is-better were negated when the table was
+built).
+
+Methods (:data:`COMPARISON_METHODS`):
+
+==========================  =========  ===========================================================
+name                        needs      what
+==========================  =========  ===========================================================
+``correlated_t``            folds      Bayesian correlated t-test (Corani & Benavoli 2015)
+``nadeau_bengio``           folds      corrected resampled t-test, two-sided p-value
+``naive_folds``             folds      paired t over the K fold means (mlxtend's k-fold paired t)
+``naive_points``            points     paired test over all N points
+``bayle_within``            points     Bayle et al.'s (2020) one-sided test that A is better
+``hierarchical_sources``    points     the hierarchical model over sources (MCMC, ``bayescv[bayes]``)
+``hierarchical_datasets``   folds, ≥2  Corani et al.'s (2017) hierarchical model over data sets
+                            data sets  (MCMC, ``bayescv[bayes]``)
+==========================  =========  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from bayescv.classical import paired_comparison as classical_paired
+from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
+from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
+from bayescv.losses import validate
+
+__all__ = ["COMPARISON_METHODS", "DEFAULT_METHODS", "compare_learners"]
+
+#: Every method of :func:`compare_learners`, and what it needs.
+COMPARISON_METHODS = {
+    "correlated_t": "folds",
+    "nadeau_bengio": "folds",
+    "naive_folds": "folds",
+    "naive_points": "points",
+    "bayle_within": "points",
+    "hierarchical_sources": "points",
+    "hierarchical_datasets": "datasets",
+}
+#: What runs by default (the MCMC methods only where they are the point: several data sets).
+DEFAULT_METHODS = ("correlated_t", "nadeau_bengio", "naive_folds", "bayle_within")
+
+_COLUMNS = (
+    "method", "dataset", "a", "b", "target", "kind", "estimate", "lower", "upper",
+    "p_better", "p_equivalent", "p_worse", "p_value", "alternative", "flag",
+)  # fmt: skip
+
+
+def _row(**values: Any) -> dict[str, Any]:
+    row = dict.fromkeys(_COLUMNS, np.nan)
+    row.update({"flag": "", "alternative": "", "dataset": ""})
+    row.update(values)
+    return row
+
+
+def _as_inputs(data: Any, learners: Sequence[str] | None):
+    """(fold table, point tables or None) from whatever the user passed."""
+    if is_fold_table(data):
+        return data, None
+    if isinstance(data, Mapping):
+        names = [str(k) for k in data] if learners is None else list(learners)
+        tables = list(data.values())
+    elif isinstance(data, Sequence) and not isinstance(data, str):
+        tables = list(data)
+        names = (
+            list(learners) if learners is not None else [chr(65 + i) for i in range(len(tables))]
+        )
+    else:
+        raise TypeError(
+            "expected a fold-score table, or a mapping {learner: loss table} / a list of loss "
+            f"tables, got {type(data).__name__}"
+        )
+    if len(tables) < 2:
+        raise ValueError("a comparison needs at least two learners")
+    if len(names) != len(tables):
+        raise ValueError(f"{len(names)} learner names for {len(tables)} tables")
+    for t in tables:
+        validate(t)
+    points = dict(zip(names, tables, strict=True))
+    return from_loss_tables(points), points
+
+
+def _methods(methods: Any, points: bool, n_datasets: int) -> list[str]:
+    if methods is None:
+        chosen = [m for m in DEFAULT_METHODS if points or COMPARISON_METHODS[m] != "points"]
+        if n_datasets > 1:
+            chosen.append("hierarchical_datasets")
+        return chosen
+    if isinstance(methods, str):
+        methods = list(COMPARISON_METHODS) if methods == "all" else [methods]
+        if not points:
+            methods = [m for m in methods if COMPARISON_METHODS.get(m) != "points"]
+    unknown = [m for m in methods if m not in COMPARISON_METHODS]
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; choose from {list(COMPARISON_METHODS)}")
+    for m in methods:
+        if COMPARISON_METHODS[m] == "points" and not points:
+            raise ValueError(
+                f"{m!r} needs every point's loss, and a fold-score table has only fold means; "
+                "build loss tables with bayescv.cross_val_losses or "
+                "bayescv.losses.from_predictions, or use a fold-level method "
+                "(correlated_t, nadeau_bengio, naive_folds, hierarchical_datasets)"
+            )
+        if m == "hierarchical_datasets" and n_datasets < 2:
+            raise ValueError("'hierarchical_datasets' needs results on at least two data sets")
+    return list(dict.fromkeys(methods))
+
+
+def _fold_rows(table, a, b, method, rope, level) -> list[dict]:
+    """Rows of the fold-level methods for the pair (a, b), one per data set."""
+    rows = []
+    if method == "correlated_t":
+        res = correlated_ttest(table, a, b, rope=rope, level=level)
+        for d in res["dataset"].values:
+            r = res.sel(dataset=d)
+            rows.append(_row(
+                method=method, dataset=str(d), a=a, b=b, target="err", kind="bayesian",
+                estimate=float(r["mean"]), lower=float(r["lower"]), upper=float(r["upper"]),
+                p_better=float(r["p_better"]), p_equivalent=float(r["p_equivalent"]),
+                p_worse=float(r["p_worse"]), flag=str(r["flag"].values),
+            ))  # fmt: skip
+        return rows
+    diff = fold_differences(table, a, b)
+    x = diff.values  # (dataset, repetition, fold)
+    ratio = nb_ratio(table)
+    for i, d in enumerate(table["dataset"].values):
+        xd = x[i]
+        if method == "nadeau_bengio":
+            J = xd.size
+            est, var, df = xd.mean(), np.var(xd, ddof=1) * (1 / J + ratio[i]), J - 1
+            target = "err"
+        else:  # naive_folds: per run, the variance of the mean of its K fold means
+            K = xd.shape[1]
+            est = xd.mean(axis=1).mean()
+            var = (xd.var(axis=1, ddof=1) / K).mean()
+            df, target = K - 1, "err"
+        se = np.sqrt(var)
+        q = stats.t.ppf((1 + level) / 2, df)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = est / se
+        p = 2 * stats.t.sf(abs(z), df) if se > 0 else np.nan
+        rows.append(_row(
+            method=method, dataset=str(d), a=a, b=b, target=target, kind="frequentist",
+            estimate=float(est), lower=float(est - q * se), upper=float(est + q * se),
+            p_value=float(p), alternative="two-sided", flag="" if se > 0 else "zero_variance",
+        ))  # fmt: skip
+    return rows
+
+
+def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[dict]:
+    if method in ("naive_points", "bayle_within"):
+        alternative = "less" if method == "bayle_within" else "two-sided"
+        res = classical_paired(
+            points[a], points[b], [method], level=level, alternative=alternative
+        )
+        r = res.isel(method_name=0)
+        return [_row(
+            method=method, dataset=dataset, a=a, b=b, target=str(r["target"].values), kind="frequentist",
+            estimate=float(r["estimate"]), lower=float(r["lower"]), upper=float(r["upper"]),
+            p_value=float(r["p_value"]), alternative=alternative, flag=str(r["flag"].values),
+        )]  # fmt: skip
+    from bayescv.bayes import paired_comparison as bayes_paired
+
+    _, s = bayes_paired(points[a], points[b], rope=rope, level=level, **fit_kwargs)
+    keep = {"sources": "expected_cv", "ose": "ose", "new_source": "new_source"}
+    return [
+        _row(
+            method=method, dataset=dataset, a=a, b=b, target=target, kind="bayesian",
+            estimate=float(s["mean"].sel(target=name)), lower=float(s["lower"].sel(target=name)),
+            upper=float(s["upper"].sel(target=name)),
+            p_better=float(s["p_better"].sel(target=name)),
+            p_equivalent=float(s["p_equivalent"].sel(target=name)),
+            p_worse=float(s["p_worse"].sel(target=name)),
+        )
+        for name, target in keep.items()
+        if name in s["target"].values
+    ]  # fmt: skip
+
+
+def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
+    from bayescv.bayes import compare_datasets
+
+    diff = fold_differences(table, a, b)
+    x = diff.values.reshape(diff.sizes["dataset"], -1)
+    res = compare_datasets(
+        x, rope=rope, runs=table.sizes["repetition"], names=table["dataset"].values.tolist(),
+        level=level, **fit_kwargs,
+    )  # fmt: skip
+    rows = []
+    for d in res["dataset"].values:
+        r = res.sel(dataset=d)
+        rows.append(_row(
+            method="hierarchical_datasets", dataset=str(d), a=a, b=b, target="err",
+            kind="bayesian", estimate=float(r["mean"]), lower=float(r["lower"]),
+            upper=float(r["upper"]), p_better=float(r["p_better"]),
+            p_equivalent=float(r["p_equivalent"]), p_worse=float(r["p_worse"]),
+        ))  # fmt: skip
+    rows.append(_row(
+        method="hierarchical_datasets", dataset="new_dataset", a=a, b=b,
+        target="new_dataset", kind="bayesian", estimate=float(res.attrs["new_mean"]),
+        lower=float(res.attrs["new_lower"]), upper=float(res.attrs["new_upper"]),
+        p_better=float(res.attrs["new_p_better"]),
+        p_equivalent=float(res.attrs["new_p_equivalent"]),
+        p_worse=float(res.attrs["new_p_worse"]),
+    ))  # fmt: skip
+    return rows
+
+
+def compare_learners(
+    data: Any,
+    *,
+    learners: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    methods: Sequence[str] | str | None = None,
+    rope: float = 0.0,
+    level: float = 0.95,
+    **fit_kwargs: Any,
+) -> xr.Dataset:
+    """Compare learners with every applicable test, one row per method and data set.
+
+    Parameters
+    ----------
+    data : xarray.Dataset, mapping or sequence
+        A fold-score table (:mod:`bayescv.fold_scores`: from ``cross_validate`` output, a long
+        DataFrame, an array of fold scores), or per-point loss tables of the learners on the
+        same splits, as ``{name: table}`` or a list (then named `learners` or A, B, …).
+    learners : sequence of str, optional
+        Names for a list of tables.
+    pairs : sequence of (str, str), optional
+        Which pairs to compare (first minus second). Default: the first learner against each
+        of the others.
+    methods : str or sequence of str, optional
+        Names from :data:`COMPARISON_METHODS`, or ``"all"`` (every method the input allows).
+        Default :data:`DEFAULT_METHODS` (those needing per-point losses only when given them),
+        plus ``hierarchical_datasets`` when the table has several data sets.
+    rope : float, default 0
+        Half-width of the region of practical equivalence, in loss units (for scores: in
+        score units, since a negated score is the loss).
+    level : float, default 0.95
+        Mass of the intervals.
+    **fit_kwargs
+        Passed to the MCMC methods (``random_state``, ``draws``, ...).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dim ``row``, variables as in :data:`_COLUMNS`: ``method``, ``dataset`` (a data set, a
+        target of the model over sources, or ``"new_dataset"``), ``a`` and ``b`` (the pair;
+        the difference is a − b), ``target`` (the estimand), ``kind`` (``"bayesian"`` or
+        ``"frequentist"``), ``estimate``, ``lower``, ``upper``, ``p_better`` (P(a's expected loss
+        < b's − rope)), ``p_equivalent``, ``p_worse``, ``p_value``, ``alternative`` and
+        ``flag``. ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
+        ``greater_is_better`` (of the user's numbers) and ``better`` (a sentence).
+
+    Raises
+    ------
+    ValueError
+        For unknown methods or learners, a method the input cannot serve (a point-level method
+        on a fold-score table, the model over data sets on one data set), a negative rope.
+
+    Examples
+    --------
+    >>> from bayescv.fold_scores import fold_table
+    >>> t = fold_table([[0.81, 0.84, 0.80, 0.86, 0.83], [0.78, 0.80, 0.79, 0.81, 0.80]],
+    ...                learners=["lr", "tree"], metric="accuracy")
+    >>> out = compare_learners(t, rope=0.01)
+    >>> out["method"].values.tolist()
+    ['correlated_t', 'nadeau_bengio', 'naive_folds']
+    >>> bool(out["p_better"].values[0] > 0.9)
+    True
+    """
+    rope = check_rope(rope)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    table, points = _as_inputs(data, learners)
+    names = table["learner"].values.tolist()
+    if pairs is None:
+        pairs = [(names[0], other) for other in names[1:]]
+    for a, b in pairs:
+        for x in (a, b):
+            if x not in names:
+                raise ValueError(f"unknown learner {x!r}; the learners are {names}")
+    chosen = _methods(methods, points is not None, table.sizes["dataset"])
+    rows: list[dict] = []
+    for a, b in pairs:
+        for method in chosen:
+            need = COMPARISON_METHODS[method]
+            if need == "folds":
+                rows += _fold_rows(table, a, b, method, rope, level)
+            elif need == "points":
+                rows += _point_rows(
+                    points, a, b, method, rope, level, fit_kwargs, str(table["dataset"].values[0])
+                )
+            else:
+                rows += _dataset_rows(table, a, b, rope, level, fit_kwargs)
+    data_vars = {}
+    for col in _COLUMNS:
+        values = [r[col] for r in rows]
+        kind = str if isinstance(values[0], str) else float
+        data_vars[col] = ("row", np.asarray(values, dtype=kind))
+    greater = int(table.attrs.get("greater_is_better", 0))
+    metric = table.attrs.get("metric", "loss")
+    better = (
+        f"'better' means a lower expected loss; the {metric} scores were negated into losses"
+        if greater
+        else "'better' means a lower expected loss"
+    )
+    return xr.Dataset(
+        data_vars,
+        coords={"row": np.arange(len(rows))},
+        attrs={
+            "rope": rope, "level": float(level), "metric": metric, "greater_is_better": greater,
+            "better": better, "difference": "a - b",
+        },
+    )  # fmt: skip

@@ -1,0 +1,140 @@
+"""More than two learners on the same splits: which is best, and by how much.
+
+For L learners with per-fold losses on the same J = R·K folds of a data set, the correlated
+t-test generalises directly: modelling the L-vector of fold losses as Gaussian with mean μ,
+covariance Σ across learners and correlation ρ between folds, the posterior of μ under the
+same non-informative prior is a multivariate t with J − 1 degrees of freedom, location the
+mean fold losses and scale matrix S (1/J + ρ/(1 − ρ)), S the learners' sample covariance of
+the fold losses. Any contrast cᵀμ then has the correlated t-test's posterior: for two learners
+this is exactly :func:`correlated_ttest`, and the pairwise table below uses its closed form.
+
+P(learner j is best) = P(μ_j < μ_l for every l ≠ j) and P(j is practically equivalent to the
+best) = P(μ_j − min_l μ_l ≤ rope) have no closed form for L > 2; they are averages over draws of
+the multivariate t (one ``random_state``, ``n_draws`` draws: their Monte Carlo standard error is
+at most 0.5/sqrt(n_draws)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayescv.fold_scores import nb_ratio, validate_fold_table
+from bayescv.learner_comparison._correlated_t import check_rope, t_posterior_probabilities
+
+__all__ = ["compare_several"]
+
+
+def _draws(mean: np.ndarray, scale: np.ndarray, df: float, n: int, rng) -> np.ndarray:
+    """Draws of a multivariate t; a singular scale matrix (identical learners) is allowed."""
+    values, vectors = np.linalg.eigh(scale)
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    z = rng.standard_normal((n, mean.size)) @ root.T
+    w = np.sqrt(df / rng.chisquare(df, size=(n, 1)))
+    return mean + z * w
+
+
+def compare_several(
+    table: xr.Dataset,
+    *,
+    rope: float = 0.0,
+    level: float = 0.95,
+    n_draws: int = 20_000,
+    random_state: int | np.random.Generator | None = None,
+) -> xr.Dataset:
+    """Posterior probability that each learner is the best, per data set, and pairwise tests.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A fold-score table (:mod:`bayescv.fold_scores`) with at least two learners.
+    rope : float, default 0
+        Half-width of the region of practical equivalence, in loss units.
+    level : float, default 0.95
+        Mass of the credible intervals of each learner's expected loss.
+    n_draws : int, default 20000
+        Draws of the multivariate t for ``p_best`` and ``p_equivalent_to_best``.
+    random_state : int or numpy.random.Generator, optional
+        Seed of those draws.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``dataset``, ``learner`` (and ``other``, the second learner of a pair):
+        ``mean`` (mean fold loss), ``lower``/``upper`` (credible interval of the expected
+        loss), ``p_best`` (lowest expected loss), ``p_equivalent_to_best`` (within `rope`
+        of the lowest), and for every pair ``p_better`` / ``p_equivalent`` / ``p_worse``
+        (row learner minus column learner, closed form; NaN on the diagonal). Attrs: ``rope``,
+        ``level``, ``n_draws``, ``target`` (``"err"``), ``metric``, ``greater_is_better``.
+
+    Raises
+    ------
+    ValueError
+        For a malformed table, fewer than two learners, a negative rope or n_draws < 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.fold_scores import fold_table
+    >>> rng = np.random.default_rng(0)
+    >>> base = rng.normal(0.2, 0.02, 10)
+    >>> t = fold_table([base, base + 0.05, base + 0.002 + rng.normal(0, 0.002, 10)],
+    ...                learners=["a", "b", "c"], greater_is_better=False)
+    >>> out = compare_several(t, rope=0.01, random_state=0)
+    >>> out["p_best"].sel(learner="b").item() < 0.01
+    True
+    """
+    validate_fold_table(table)
+    rope = check_rope(rope)
+    if int(n_draws) < 1:
+        raise ValueError(f"n_draws must be at least 1, got {n_draws!r}")
+    names = table["learner"].values.tolist()
+    L = len(names)
+    if L < 2:
+        raise ValueError("the table has one learner; a comparison needs two or more")
+    rng = np.random.default_rng(random_state)
+    losses = table["loss"].values.reshape(table.sizes["dataset"], L, -1)
+    J = losses.shape[2]
+    ratio = nb_ratio(table)
+    df = J - 1.0
+    from scipy import stats
+
+    q = stats.t.ppf((1 + level) / 2, df)
+    D = losses.shape[0]
+    mean = losses.mean(axis=2)
+    lower, upper = np.empty((D, L)), np.empty((D, L))
+    p_best, p_equiv_best = np.empty((D, L)), np.empty((D, L))
+    pair = {k: np.full((D, L, L), np.nan) for k in ("p_better", "p_equivalent", "p_worse")}
+    for d in range(D):
+        cov = np.atleast_2d(np.cov(losses[d], ddof=1)) * (1.0 / J + ratio[d])
+        half = q * np.sqrt(np.diag(cov))
+        lower[d], upper[d] = mean[d] - half, mean[d] + half
+        draws = _draws(mean[d], cov, df, int(n_draws), rng)
+        best = draws.min(axis=1, keepdims=True)
+        p_best[d] = np.bincount(draws.argmin(axis=1), minlength=L) / n_draws
+        p_equiv_best[d] = (draws - best <= rope).mean(axis=0)
+        for i in range(L):
+            for j in range(L):
+                if i == j:
+                    continue
+                c_var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+                scale = np.sqrt(max(c_var, 0.0))
+                b, e, w = t_posterior_probabilities(mean[d, i] - mean[d, j], scale, df, rope)
+                pair["p_better"][d, i, j] = b
+                pair["p_equivalent"][d, i, j] = e
+                pair["p_worse"][d, i, j] = w
+    dims = ("dataset", "learner")
+    pdims = ("dataset", "learner", "other")
+    return xr.Dataset(
+        {
+            "mean": (dims, mean), "lower": (dims, lower), "upper": (dims, upper),
+            "p_best": (dims, p_best), "p_equivalent_to_best": (dims, p_equiv_best),
+            **{k: (pdims, v) for k, v in pair.items()},
+        },
+        coords={"dataset": table["dataset"].values, "learner": names, "other": names},
+        attrs={
+            "rope": rope, "level": float(level), "n_draws": int(n_draws), "target": "err",
+            "method": "correlated_t", "metric": table.attrs.get("metric", ""),
+            "greater_is_better": int(table.attrs.get("greater_is_better", 0)),
+        },
+    )  # fmt: skip

@@ -1,0 +1,119 @@
+"""Fold-score tables from the results users already have (scikit-learn, long frames, loss tables)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import RepeatedStratifiedKFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from bayescv.fold_scores import (
+    fold_differences,
+    fold_table,
+    from_cross_validate,
+    from_long_frame,
+    from_loss_tables,
+    nb_ratio,
+    validate_fold_table,
+)
+from bayescv.losses import from_arrays, stack_replicates
+
+
+@pytest.fixture(scope="module")
+def cv_results():
+    X, y = load_breast_cancer(return_X_y=True)
+    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=2, random_state=0)
+    learners = {
+        "lr": make_pipeline(StandardScaler(), LogisticRegression()),
+        "tree": DecisionTreeClassifier(random_state=0),
+    }
+    return {
+        name: cross_validate(
+            est, X, y, cv=cv, return_indices=True, scoring=["accuracy", "neg_log_loss"]
+        )
+        for name, est in learners.items()
+    }, y.size
+
+
+def test_from_cross_validate_reads_scores_sizes_and_direction(cv_results):
+    results, n = cv_results
+    table = from_cross_validate(results, scoring="accuracy", runs=2)
+    assert dict(table["loss"].sizes) == {"dataset": 1, "learner": 2, "repetition": 2, "fold": 5}
+    # scikit-learn's scores are greater-is-better: the table holds their negatives.
+    np.testing.assert_array_equal(
+        table["loss"].sel(learner="lr").values.ravel(), -results["lr"]["test_accuracy"]
+    )
+    assert table.attrs["greater_is_better"] == 1
+    assert table.attrs["sizes"] == "known"
+    # Each repetition's test sets partition the data.
+    np.testing.assert_array_equal(table["n_test"].sum("fold").values, [[n, n]])
+    np.testing.assert_array_equal((table["n_test"] + table["n_train"]).values, n)
+    with pytest.raises(ValueError, match="has no 'test_f1'"):
+        from_cross_validate(results, scoring="f1")
+
+
+def test_long_frame_equals_the_array_builder():
+    rng = np.random.default_rng(0)
+    scores = rng.uniform(0.6, 0.9, size=(3, 2, 2, 4))  # dataset, learner, run, fold
+    rows = [
+        {"dataset": f"d{d}", "learner": ["lr", "rf"][j], "repetition": r, "fold": k,
+         "score": scores[d, j, r, k]}
+        for d in range(3) for j in range(2) for r in range(2) for k in range(4)
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # order must not matter
+    from_frame = from_long_frame(frame, metric="accuracy")
+    ref = fold_table(
+        scores.reshape(3, 2, 8), runs=2, learners=["lr", "rf"], datasets=["d0", "d1", "d2"],
+        greater_is_better=True, metric="accuracy",
+    )  # fmt: skip
+    from_frame = from_frame.sel(dataset=ref["dataset"], learner=ref["learner"])
+    np.testing.assert_array_equal(from_frame["loss"].values, ref["loss"].values)
+    with pytest.raises(ValueError, match="have no score"):
+        from_long_frame(frame.iloc[1:], metric="accuracy")
+    with pytest.raises(ValueError, match="duplicated"):
+        from_long_frame(pd.concat([frame, frame.iloc[:1]]), metric="accuracy")
+    with pytest.raises(ValueError, match="which way"):
+        from_long_frame(frame)
+    with pytest.raises(ValueError, match="not a scikit-learn scorer"):
+        from_long_frame(frame, metric="my_score")
+
+
+def test_from_loss_tables_gives_block_means_and_sizes():
+    rng = np.random.default_rng(1)
+    block = np.repeat([0, 1, 2], [30, 30, 31])
+    runs = [from_arrays(rng.normal(size=91), block) for _ in range(2)]
+    other = [t.copy(data={"loss": t["loss"].values + 1}) for t in runs]
+    a = stack_replicates(runs, replicate_kind="repeat")
+    b = stack_replicates(other, replicate_kind="repeat")
+    table = from_loss_tables({"a": a, "b": b})
+    means = [[runs[r]["loss"].values[block == k].mean() for k in range(3)] for r in range(2)]
+    np.testing.assert_allclose(table["loss"].sel(learner="a").values[0], means)
+    np.testing.assert_allclose(fold_differences(table, "a", "b").values, -1.0)
+    np.testing.assert_array_equal(table["n_test"].values[0], [[30, 30, 31]] * 2)
+    np.testing.assert_allclose(nb_ratio(table), np.mean([30 / 61, 30 / 61, 31 / 60]))
+    with pytest.raises(ValueError, match="share their CV splits"):
+        from_loss_tables(
+            [runs[0], from_arrays(rng.normal(size=91), np.repeat([0, 1, 2], [31, 30, 30]))]
+        )
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="NaN"):
+        fold_table([[0.1, np.nan]], greater_is_better=False)
+    with pytest.raises(ValueError, match="not 3 runs"):
+        fold_table([[0.1, 0.2, 0.3, 0.4]], runs=3, greater_is_better=False)
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        fold_table([[0.1, 0.2]], runs=2, greater_is_better=False)
+    with pytest.raises(ValueError, match="differ in shape"):
+        fold_table({"a": [0.1, 0.2], "b": [0.1, 0.2, 0.3]}, greater_is_better=False)
+    with pytest.raises(ValueError, match="not a fold-score table"):
+        validate_fold_table(from_arrays([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1]))
+    t = fold_table([[0.1, 0.2], [0.2, 0.3]], greater_is_better=False)
+    with pytest.raises(ValueError, match="unknown learner"):
+        fold_differences(t, "A", "Z")
+    assert nb_ratio(t).tolist() == [1.0]  # unknown sizes: 1/(K − 1)
