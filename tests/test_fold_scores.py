@@ -117,3 +117,38 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="unknown learner"):
         fold_differences(t, "A", "Z")
     assert nb_ratio(t).tolist() == [1.0]  # unknown sizes: 1/(K − 1)
+
+
+@pytest.mark.parametrize(
+    ("scorer", "make"),
+    [("accuracy", "classifier"), ("neg_mean_squared_error", "regressor"),
+     ("neg_log_loss", "classifier")],
+)  # fmt: skip
+def test_scorer_names_give_the_per_point_loss_of_the_score(scorer, make):
+    """A scorer that is a mean of per-point losses: fold means of the table = −score."""
+    from sklearn.datasets import make_classification, make_regression
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import KFold
+
+    from bayescv.cv import cross_val_losses
+
+    if make == "classifier":
+        X, y = make_classification(120, 5, random_state=0)
+        est, offset = LogisticRegression(), (1.0 if scorer == "accuracy" else 0.0)
+    else:
+        X, y = make_regression(120, 5, noise=5.0, random_state=0)
+        est, offset = Ridge(), 0.0
+    folds = KFold(4, shuffle=True, random_state=0)
+    table = cross_val_losses(est, X, y, cv=folds, loss=scorer)
+    scores = cross_validate(est, X, y, cv=folds, scoring=scorer)["test_score"]
+    means = [table["loss"].values[table["block"].values == k].mean() for k in range(4)]
+    # accuracy: loss = 1 − accuracy; negated errors: loss = −score.
+    expected = offset - scores if scorer == "accuracy" else -scores
+    np.testing.assert_allclose(means, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_scorers_without_per_point_losses_are_refused_with_the_way_out():
+    from bayescv.cv import get_loss
+
+    with pytest.raises(ValueError, match=r"not a mean of per-point losses.*from_cross_validate"):
+        get_loss("roc_auc")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import is_classifier
 
-__all__ = ["LOSSES", "Loss", "get_loss", "loss_range_for", "make_loss"]
+__all__ = ["LOSSES", "SCORER_LOSSES", "Loss", "get_loss", "loss_range_for", "make_loss"]
 
 
 @dataclass(frozen=True)
@@ -191,14 +191,42 @@ def make_loss(
     )
 
 
+#: scikit-learn scorer names that are means of a per-point loss, and that loss. A scorer
+#: returns greater-is-better values (accuracy, negated errors); the loss table holds the loss,
+#: lower is better: "accuracy" gives the 0-1 loss 1 − accuracy, "neg_mean_squared_error" the
+#: squared error.
+SCORER_LOSSES = {
+    "accuracy": "zero_one",
+    "neg_mean_squared_error": "squared",
+    "neg_mean_absolute_error": "absolute",
+    "neg_log_loss": "log_loss",
+    "neg_brier_score": "brier",
+}
+
+
+def _unknown_loss_message(loss: str) -> str:
+    from sklearn.metrics import get_scorer_names
+
+    if loss in get_scorer_names():
+        return (
+            f"{loss!r} is a scikit-learn scorer but not a mean of per-point losses, so it has "
+            "no per-point loss table; compare its fold scores instead "
+            "(cross_validate(..., return_indices=True) and bayescv.from_cross_validate), or "
+            f"use a per-point loss: {sorted(LOSSES)} or the scorers {sorted(SCORER_LOSSES)}"
+        )
+    return f"unknown loss {loss!r}; expected one of {sorted(LOSSES)}, {sorted(SCORER_LOSSES)} or a callable"
+
+
 def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any = None) -> Loss:
     """Resolve a loss given by name, as a :class:`Loss`, or as a callable.
 
     Parameters
     ----------
     loss : str, Loss, callable or None
-        One of ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``;
-        a :class:`Loss`; a callable ``loss(y_true, y_pred)`` (given ``predict`` output); or
+        One of ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``, or
+        a scikit-learn scorer name that is a mean of one of them (:data:`SCORER_LOSSES`:
+        ``"accuracy"`` gives the 0-1 loss, ``"neg_mean_squared_error"`` the squared error; the
+        table holds the loss, lower is better); a :class:`Loss`; a callable ``loss(y_true, y_pred)`` (given ``predict`` output); or
         None for ``"zero_one"`` with classifiers and ``"squared"`` otherwise.
     estimator : estimator, optional
         Used only to choose the default.
@@ -211,17 +239,18 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     Raises
     ------
     ValueError
-        For an unknown loss name.
+        For an unknown loss name, or a scorer that is not a mean of per-point losses
+        (``"roc_auc"``, ``"f1"``, ``"r2"``: compare fold scores instead).
     """
     if loss is None:
         return LOSSES["zero_one" if is_classifier(estimator) else "squared"]
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str):
+        if loss in SCORER_LOSSES:
+            return LOSSES[SCORER_LOSSES[loss]]
         if loss not in LOSSES:
-            raise ValueError(
-                f"unknown loss {loss!r}; expected one of {sorted(LOSSES)} or a callable"
-            )
+            raise ValueError(_unknown_loss_message(loss))
         return LOSSES[loss]
     if callable(loss):
         return make_loss(loss)
