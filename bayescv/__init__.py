@@ -48,6 +48,7 @@ from bayescv.cv import (
     bootstrap_cv_losses,
     cross_val_losses,
     get_loss,
+    losses_from_predictions,
     make_learner,
     make_loss,
 )
@@ -57,6 +58,7 @@ from bayescv.intervals import ESTIMANDS, combine_intervals, interval_dataset
 from bayescv.learner_comparison import compare_learners, compare_several, correlated_ttest
 from bayescv.losses import (
     from_arrays,
+    from_elpd,
     from_frame,
     loss_differences,
     pivot,
@@ -100,6 +102,7 @@ __all__ = [
     "fold_table",
     "from_arrays",
     "from_cross_validate",
+    "from_elpd",
     "from_frame",
     "from_long_frame",
     "get_loss",
@@ -111,6 +114,7 @@ __all__ = [
     "load_study",
     "loss_differences",
     "losses",
+    "losses_from_predictions",
     "make_learner",
     "make_loss",
     "nested",

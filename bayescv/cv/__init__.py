@@ -3,6 +3,8 @@
 * :func:`cross_val_losses` runs random K-fold (CVR), leave-one-source-out (CVS) or any
   scikit-learn splitter, repeated if asked; :func:`bootstrap_cv_losses` runs the same CV on
   bootstrap resamples of the data. Both return a loss table (:mod:`bayescv.losses`).
+  :func:`losses_from_predictions` builds the same table from ``cross_val_predict``
+  output and its folds, without refitting.
 * :func:`balanced_group_folds` splits groups into folds of about equal size.
 * :mod:`bayescv.cv.loss_functions`: the per-point losses (:data:`LOSSES`, :func:`get_loss`,
   :func:`make_loss`) and the prediction method each needs.
@@ -16,6 +18,7 @@ import of this package's private modules.
 """
 
 from bayescv.cv._fit import _fold_losses as _fold_losses  # for bayescv.compare
+from bayescv.cv._predictions import losses_from_predictions
 from bayescv.cv._runner import bootstrap_cv_losses, cross_val_losses
 from bayescv.cv._splits import balanced_group_folds
 from bayescv.cv.learners import LEARNERS, TASKS, learner_task, make_learner
@@ -31,6 +34,7 @@ __all__ = [
     "cross_val_losses",
     "get_loss",
     "learner_task",
+    "losses_from_predictions",
     "make_learner",
     "make_loss",
 ]

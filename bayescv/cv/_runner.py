@@ -1,7 +1,8 @@
 """Cross-validation runners that keep every per-point loss.
 
 :func:`cross_val_losses` runs random K-fold CV (CVR) or, with ``groups``, multiple-source
-CV (CVS: leave-one-source-out by default), once or repeated; :func:`bootstrap_cv_losses`
+CV (CVS: leave-one-source-out by default), once or repeated (``n_repeats``, or a repeated
+splitter or list of runs of the user's own); :func:`bootstrap_cv_losses`
 reruns the same CV on bootstrap resamples. Both return a loss table
 (:mod:`bayescv.losses`). Fits run in parallel over (replicate, fold) with joblib; every
 random choice comes from the one ``random_state`` through independent child seeds, so the
@@ -27,8 +28,10 @@ from bayescv.cv._splits import (
     _describe,
     _is_int,
     _materialise,
+    _repeats_itself,
     _resample,
     _reseeded,
+    _runs,
     _splitter,
     _stratifies,
     balanced_group_folds,
@@ -78,14 +81,22 @@ def cross_val_losses(
         with an int, shuffled :class:`~sklearn.model_selection.GroupKFold` (for classifiers
         too: sources stay whole). Given to a splitter only if it uses groups. With metadata
         routing enabled it may be passed in `params` instead, as scikit-learn asks.
-    cv : int, splitter or iterable of (train, test), optional
+    cv : int, splitter, iterable of (train, test) or list of runs, optional
         As in :func:`sklearn.model_selection.check_cv`: without `groups`, an int means
         :class:`~sklearn.model_selection.StratifiedKFold` when `estimator` is a classifier
         and `y` binary or multiclass, else :class:`~sklearn.model_selection.KFold`. Unlike
         scikit-learn, these are *shuffled*, seeded from `random_state`: the theory of random
         K-fold CV needs a random partition. ``None`` means leave-one-group-out with `groups`,
         else ``cv=10``. The test sets must partition the data: every point tested exactly
-        once per replicate.
+        once per repetition. Repeated CV on your own splits: a repeated splitter
+        (:class:`~sklearn.model_selection.RepeatedKFold`,
+        :class:`~sklearn.model_selection.RepeatedStratifiedKFold`, or any splitter with an
+        ``n_repeats`` attribute whose splits come repetition after repetition), a splitter
+        or list of (train, test) pairs whose consecutive test sets partition the data again
+        and again, or an explicit list of runs, each a list of (train, test) pairs. Each
+        repetition becomes one ``replicate`` (``replicate_kind="repeat"``), exactly as
+        stacking one single-run table per repetition with
+        :func:`bayescv.losses.stack_replicates` would.
     loss : str, Loss or callable, optional
         ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``, or
         ``loss(y_true, y_pred) -> per-point array``. Default: zero-one for classifiers,
@@ -94,7 +105,8 @@ def cross_val_losses(
     n_repeats : int, default 1
         Number of independent random partitions. With more than one, the table gains a
         ``replicate`` dimension with ``replicate_kind="repeat"``; a shuffling splitter's
-        ``random_state`` is then replaced by an independent child seed per repeat.
+        ``random_state`` is then replaced by an independent child seed per repeat. Must be 1
+        when `cv` repeats itself (a repeated splitter or a list of runs).
     random_state : None, int or numpy.random.Generator
         Seeds every partition; the resolved integer seed is stored in the table's ``seed``
         attribute.
@@ -132,10 +144,12 @@ def cross_val_losses(
     ------
     ValueError
         On mismatched lengths, infinite features or ones that overflow float64, folds that
-        do not partition the data, a fold whose training and test sets overlap,
-        ``n_repeats > 1`` with a deterministic splitter, a NaN or infinite loss (naming its
-        cause), or a bad loss table (see :func:`bayescv.losses.validate`). A fit that fails
-        on features beyond about 1.3e154, whose squares overflow float64, says so.
+        do not partition the data in some repetition (naming the splitter, the repetition
+        and the first point tested twice or never), a fold whose training and test sets
+        overlap, ``n_repeats > 1`` with a deterministic or a repeated splitter or a list of
+        runs, a NaN or infinite loss (naming its cause), or a bad loss table (see
+        :func:`bayescv.losses.validate`). A fit that fails on features beyond about 1.3e154,
+        whose squares overflow float64, says so.
 
     Examples
     --------
@@ -155,6 +169,14 @@ def cross_val_losses(
     ...                          return_estimator=True)
     >>> table.attrs["cv"].startswith("StratifiedKFold"), table["estimator"].sizes
     (True, Frozen({'fold': 3}))
+
+    Each repetition of a repeated splitter is one replicate:
+
+    >>> from sklearn.model_selection import RepeatedStratifiedKFold
+    >>> cv = RepeatedStratifiedKFold(n_splits=3, n_repeats=4, random_state=0)
+    >>> table = cross_val_losses(LogisticRegression(), X, y, cv=cv)
+    >>> table.sizes["replicate"], table.attrs["replicate_kind"]
+    (4, 'repeat')
     """
     fit_params, split_params, groups = _route_params(
         "cross_val_losses", estimator, cv if hasattr(cv, "split") else None, params, groups
@@ -162,6 +184,8 @@ def cross_val_losses(
     X, y, groups = indexable(X, y, groups)
     _check_features(X)
     _check_repeats(n_repeats)
+    if n_repeats > 1 and hasattr(cv, "split") and _repeats_itself(cv):
+        _refuse_double_repeats(n_repeats, _describe(cv))
     loss_fn = get_loss(loss, estimator)
     seed = resolve_seed(random_state)
     stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
@@ -169,12 +193,13 @@ def cross_val_losses(
     plans = []
     for rep_seed in child_seeds(seed, n_repeats):
         splitter = _splitter(cv, groups, rep_seed, stratify=stratify, replicated=n_repeats > 1)
-        folds = _materialise(splitter, X, y, groups, split_params)
-        _check_partition(folds, n)
-        plans.append(_Plan(folds, _describe(splitter)))
+        runs = _runs(splitter, X, y, groups, split_params, n)
+        if n_repeats > 1 and len(runs) > 1:
+            _refuse_double_repeats(n_repeats, _describe(splitter))
+        plans += [_Plan(folds, _describe(splitter)) for folds in runs]
     return _run(
         estimator, X, y, groups, plans, loss_fn, seed=seed,
-        replicate_kind="repeat" if n_repeats > 1 else None, n_jobs=n_jobs,
+        replicate_kind="repeat" if len(plans) > 1 else None, n_jobs=n_jobs,
         fit_params=fit_params, progress=progress, return_estimator=return_estimator,
     )  # fmt: skip
 
@@ -259,6 +284,11 @@ def bootstrap_cv_losses(
         raise ValueError(
             "bootstrap_cv_losses needs an int or a splitter for cv, not explicit (train, test) lists"
         )
+    if _repeats_itself(cv):
+        raise ValueError(
+            f"bootstrap_cv_losses runs one partition per resample, not the repeated splitter "
+            f"{_describe(cv)}; pass its single-run splitter (e.g. KFold instead of RepeatedKFold)"
+        )
     loss_fn = get_loss(loss, estimator)
     stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
     seed = resolve_seed(random_state)
@@ -296,6 +326,13 @@ def bootstrap_cv_losses(
         estimator, X, y, groups, plans, loss_fn, seed=seed, replicate_kind="bootstrap",
         n_jobs=n_jobs, fit_params=fit_params, progress=progress,
     )  # fmt: skip
+
+
+def _refuse_double_repeats(n_repeats: int, desc: str) -> None:
+    raise ValueError(
+        f"n_repeats={n_repeats} with {desc}, which repeats the CV itself: its repetitions "
+        "already become the replicates; pass n_repeats=1, or a single-run splitter with n_repeats"
+    )
 
 
 def _check_repeats(value: int, name: str = "n_repeats") -> None:

@@ -3,14 +3,17 @@
 :func:`_splitter` turns the ``cv`` argument into the splitter of one replicate, following
 :func:`sklearn.model_selection.check_cv` (an int is stratified for a classifier with a
 binary or multiclass target) except that every int splitter is shuffled and seeded, since
-random K-fold theory needs a random partition. :func:`balanced_group_folds` keeps the copies
-of a bootstrap resample together.
+random K-fold theory needs a random partition. :func:`_runs` cuts what a splitter (or an
+explicit list) yields into repetitions whose test sets each partition the data, so that
+repeated splitters (:class:`~sklearn.model_selection.RepeatedKFold`) and lists of runs give
+one replicate per repetition. :func:`balanced_group_folds` keeps the copies of a bootstrap
+resample together.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,25 +199,162 @@ def _materialise(
     ]
 
 
-def _check_partition(folds: list[tuple[np.ndarray, np.ndarray]], n: int) -> None:
+def _repeats_itself(cv: Any) -> bool:
+    """Whether `cv` is a repeated splitter (one with ``n_repeats``) or an explicit list of runs."""
+    if hasattr(cv, "split"):
+        return hasattr(cv, "n_repeats")
+    return isinstance(cv, Sequence) and not isinstance(cv, str) and _is_list_of_runs(cv)
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth along first elements: 1 for a list of ints, 3 for a list of (train, test)."""
+    depth = 0
+    while isinstance(value, np.ndarray | Sequence) and not isinstance(value, str | bytes):
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            break
+        depth += 1
+        if len(value) == 0:
+            break
+        value = value[0]
+    return depth
+
+
+def _is_list_of_runs(cv: Sequence[Any]) -> bool:
+    """Whether an explicit `cv` is a list of runs, each a list of (train, test) pairs."""
+    return _depth(cv) >= 4
+
+
+def _runs(
+    splitter: Any,
+    X: Any,
+    y: Any,
+    groups: Any,
+    split_params: Mapping[str, Any] | None,
+    n: int,
+) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Return the repetitions of `splitter`, each a list of folds whose test sets partition the data.
+
+    An explicit list of runs gives its runs. A splitter with an ``n_repeats`` attribute
+    (scikit-learn's :class:`~sklearn.model_selection.RepeatedKFold` and
+    :class:`~sklearn.model_selection.RepeatedStratifiedKFold`, or one built like them) is cut
+    into ``n_repeats`` consecutive runs of equal length (its ``get_n_splits() / n_repeats``
+    folds). Any other splitter or list of (train, test) pairs is cut where the test sets seen
+    so far first cover every point exactly once: one run for a K-fold splitter, several for
+    one that yields complete partitions in turn.
+
+    Raises
+    ------
+    ValueError
+        Naming the splitter, when a repetition's test sets do not partition ``range(n)``
+        (a point tested twice in one repetition, or never), indices are out of range, the
+        folds do not divide into ``n_repeats`` runs, a run has fewer than two folds, or a
+        fold's training and test sets overlap.
+    """
+    desc = _name(splitter)
+    if isinstance(splitter, list) and _is_list_of_runs(splitter):
+        runs = [_as_folds(run, f"run {r} of cv") for r, run in enumerate(splitter)]
+        where = [f"run {r} of the explicit list of runs" for r in range(len(runs))]
+    else:
+        folds = _materialise(splitter, X, y, groups, split_params)
+        repeats = getattr(splitter, "n_repeats", None)
+        if _is_int(repeats) and repeats >= 1:
+            if not folds or len(folds) % repeats:
+                raise ValueError(
+                    f"{desc} gave {len(folds)} splits, which do not divide into its "
+                    f"n_repeats={repeats} repetitions"
+                )
+            size = len(folds) // repeats
+            runs = [folds[start : start + size] for start in range(0, len(folds), size)]
+        else:
+            runs = _consecutive_runs(folds, n, desc)
+        where = [f"repetition {r} of {desc}" if len(runs) > 1 else desc for r in range(len(runs))]
+    for folds, place in zip(runs, where, strict=True):
+        _check_partition(folds, n, where=place)
+    return runs
+
+
+def _as_folds(run: Any, where: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One run of an explicit list of runs as (train, test) int arrays."""
+    try:
+        return [
+            (np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64))
+            for train, test in run
+        ]
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"{where} must be a list of (train, test) index arrays ({error})"
+        ) from None
+
+
+def _consecutive_runs(
+    folds: list[tuple[np.ndarray, np.ndarray]], n: int, desc: str
+) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Cut `folds` where the test sets since the last cut first cover each point exactly once."""
+    if len(folds) < 2:
+        raise ValueError(f"CV needs at least two folds, got {len(folds)} from {desc}")
+    runs, start = [], 0
+    covered = np.zeros(n, dtype=bool)
+    for k, (_, test) in enumerate(folds):
+        _check_indices(test, n, desc)
+        counts = np.bincount(test, minlength=n)
+        again = (counts > 1) | (covered & (counts > 0))
+        if again.any():
+            earlier = f" ({_span(start, k - 1)})" if k > start else ""
+            raise ValueError(
+                f"the test sets of {desc} do not partition the data: test set {k} tests "
+                f"{int(again.sum())} point(s), the first row {int(np.flatnonzero(again)[0])}, "
+                f"that are already tested in the same repetition{earlier}; every point must be "
+                "tested exactly once per repetition, as K-fold, group and repeated K-fold "
+                "splitters do (ShuffleSplit-like splitters are not CV partitions)"
+            )
+        covered |= counts > 0
+        if covered.all():
+            runs.append(folds[start : k + 1])
+            start = k + 1
+            covered[:] = False
+    if start < len(folds):
+        where = f"the last repetition ({_span(start, len(folds) - 1)})" if runs else "any fold"
+        raise ValueError(
+            f"the test sets of {desc} do not partition the data: {n - int(covered.sum())} "
+            f"point(s), the first row {int(np.flatnonzero(~covered)[0])}, are never tested in "
+            f"{where}; every point must be tested exactly once per repetition"
+        )
+    return runs
+
+
+def _span(first: int, last: int) -> str:
+    return f"test set {first}" if first == last else f"test sets {first}-{last}"
+
+
+def _check_indices(test: np.ndarray, n: int, desc: str) -> None:
+    if test.size and (test.min() < 0 or test.max() >= n):
+        raise ValueError(f"test indices of {desc} out of range for {n} samples")
+
+
+def _check_partition(
+    folds: list[tuple[np.ndarray, np.ndarray]], n: int, *, where: str = "the CV"
+) -> None:
     """Refuse folds whose test sets do not partition ``range(n)`` or overlap their training set."""
     if len(folds) < 2:
-        raise ValueError(f"CV needs at least two folds, got {len(folds)}")
+        raise ValueError(f"CV needs at least two folds, got {len(folds)} in {where}")
     tested = np.concatenate([test for _, test in folds])
-    if tested.size and (tested.min() < 0 or tested.max() >= n):
-        raise ValueError(f"test indices out of range for {n} samples")
+    _check_indices(tested, n, where)
     counts = np.bincount(tested, minlength=n)
     if (counts != 1).any():
         never, twice = int((counts == 0).sum()), int((counts > 1).sum())
         raise ValueError(
-            f"the test sets do not partition the data: {never} point(s) never tested and {twice} "
-            "tested more than once; use a K-fold or group splitter (for repeated CV use n_repeats, "
-            "not RepeatedKFold)"
+            f"the test sets of {where} do not partition the data: {never} point(s) never tested "
+            f"and {twice} tested more than once; use a K-fold, group or repeated K-fold splitter"
         )
     for k, (train, test) in enumerate(folds):
         if np.isin(test, train).any():
-            raise ValueError(f"fold {k}: training and test sets overlap")
+            raise ValueError(f"fold {k} of {where}: training and test sets overlap")
 
 
 def _describe(splitter: Any) -> str:
     return "explicit (train, test) list" if isinstance(splitter, list) else repr(splitter)
+
+
+def _name(splitter: Any) -> str:
+    """Name the splitter as error messages do."""
+    return f"the {_describe(splitter)}" if isinstance(splitter, list) else repr(splitter)

@@ -206,17 +206,20 @@ def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
         r = res.sel(dataset=d)
         rows.append(_row(
             method="hierarchical_datasets", dataset=str(d), a=a, b=b, target="err",
-            kind="bayesian", estimate=float(r["mean"]), lower=float(r["lower"]),
-            upper=float(r["upper"]), p_better=float(r["p_better"]),
+            kind="bayesian", estimate=float(r["delta_mean"]), lower=float(r["delta_lower"]),
+            upper=float(r["delta_upper"]), p_better=float(r["p_better"]),
             p_equivalent=float(r["p_equivalent"]), p_worse=float(r["p_worse"]),
+            flag="zero_variance" if str(d) in res.attrs.get("zero_variance_datasets", []) else "",
         ))  # fmt: skip
+    # The new data set's row: estimate and interval of δ0, the mean difference over the
+    # population of data sets; probabilities for δ of one new data set (baycomp's reading).
     rows.append(_row(
         method="hierarchical_datasets", dataset="new_dataset", a=a, b=b,
-        target="new_dataset", kind="bayesian", estimate=float(res.attrs["new_mean"]),
-        lower=float(res.attrs["new_lower"]), upper=float(res.attrs["new_upper"]),
-        p_better=float(res.attrs["new_p_better"]),
-        p_equivalent=float(res.attrs["new_p_equivalent"]),
-        p_worse=float(res.attrs["new_p_worse"]),
+        target="new_dataset", kind="bayesian", estimate=float(res["delta0_mean"]),
+        lower=float(res["delta0_lower"]), upper=float(res["delta0_upper"]),
+        p_better=float(res["new_dataset_p_better"]),
+        p_equivalent=float(res["new_dataset_p_equivalent"]),
+        p_worse=float(res["new_dataset_p_worse"]),
     ))  # fmt: skip
     return rows
 
@@ -262,7 +265,9 @@ def compare_learners(
         Dim ``row``, variables as in :data:`_COLUMNS`: ``method``, ``dataset`` (a data set, a
         target of the model over sources, or ``"new_dataset"``), ``a`` and ``b`` (the pair;
         the difference is a − b), ``target`` (the estimand), ``kind`` (``"bayesian"`` or
-        ``"frequentist"``), ``estimate``, ``lower``, ``upper``, ``p_better`` (P(a's expected loss
+        ``"frequentist"``), ``estimate``, ``lower``, ``upper`` (for the ``new_dataset`` row of
+        ``hierarchical_datasets``: the population mean difference δ0, while its probabilities
+        are for the difference on one new data set, as baycomp reports them), ``p_better`` (P(a's expected loss
         < b's − rope)), ``p_equivalent``, ``p_worse``, ``p_value``, ``alternative`` and
         ``flag``. ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
         ``greater_is_better`` (of the user's numbers) and ``better`` (a sentence).

@@ -17,11 +17,17 @@ Within each replicate the points are ordered by block label, then as given, so t
 block is one contiguous run: :func:`bayescv.moments.block_moments` relies on it for speed.
 Unequal block sizes are allowed everywhere; :func:`pivot` is the one view that needs them equal.
 
+Besides :func:`from_arrays`, :func:`from_frame` and the CV runners of :mod:`bayescv.cv`,
+tables come from results you already have: :func:`from_predictions` (out-of-fold predictions
+of ``cross_val_predict`` and their folds; :func:`bayescv.cv.losses_from_predictions` takes
+loss names) and :func:`from_elpd` (ArviZ's pointwise PSIS-LOO or WAIC).
+
 Every builder validates: NaN, infinite or complex losses, missing (``None`` or NaN) labels,
 blocks with fewer than two points, fewer than two blocks, mismatched lengths, duplicated
 columns and empty input raise a :class:`ValueError` that names the problem.
 """
 
+from bayescv.losses._builders import from_elpd, from_predictions
 from bayescv.losses._differences import loss_differences
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_netcdf
@@ -39,7 +45,9 @@ __all__ = [
     "REPLICATE_KINDS",
     "SCHEMES",
     "from_arrays",
+    "from_elpd",
     "from_frame",
+    "from_predictions",
     "is_binary",
     "loss_differences",
     "loss_range",
