@@ -193,3 +193,21 @@ def test_plots_draw_the_regions(monkeypatch):
     assert [t.get_text() for t in ax.get_yticklabels()] != []
     with pytest.raises(ValueError, match="not a correlated t-test result"):
         plot_comparison(table)
+
+
+def test_hierarchical_datasets_rows_through_the_entry_point():
+    """Rows per data set plus the new data set; the sign follows the loss difference a − b."""
+    pytest.importorskip("nutpie")
+    rng = np.random.default_rng(11)
+    scores = []
+    for _ in range(4):
+        common = rng.normal(0.8, 0.04, 20)
+        scores.append([common + 0.05 + rng.normal(0, 0.01, 20), common])  # A more accurate
+    table = fold_table(np.array(scores), runs=2, greater_is_better=True)
+    rows = compare_learners(table, methods=["hierarchical_datasets"], rope=0.01, random_state=0)
+    assert rows["dataset"].values.tolist() == ["0", "1", "2", "3", "new_dataset"]
+    assert (rows["estimate"].values < 0).all()  # loss A − B = −(accuracy A − accuracy B)
+    assert (rows["p_better"].values[:4] > 0.95).all()
+    assert rows["target"].values.tolist()[-1] == "new_dataset"
+    sums = rows["p_better"] + rows["p_equivalent"] + rows["p_worse"]
+    np.testing.assert_allclose(sums.values, 1.0, atol=1e-9)
