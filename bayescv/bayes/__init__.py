@@ -16,6 +16,7 @@ default sampler's compiled code is cached on disk (:func:`cache_dir`, :func:`cle
 
 from bayescv.bayes._cache import cache_dir, clear_cache
 from bayescv.bayes.checks import predictive_check
+from bayescv.bayes.datasets import compare_datasets
 from bayescv.bayes.fit import SAMPLERS, SamplingWarning, diagnose, fit, posterior_intervals
 from bayescv.bayes.model import CompiledModel, clear_model_cache, get_model
 from bayescv.bayes.paired import paired_comparison
@@ -31,6 +32,7 @@ __all__ = [
     "cache_dir",
     "clear_cache",
     "clear_model_cache",
+    "compare_datasets",
     "diagnose",
     "fit",
     "get_model",
