@@ -5,7 +5,7 @@ through Bayesian hierarchical modelling", *Machine Learning* 106:1817–1837,
 doi:10.1007/s10994-017-5641-9 (baycomp's ``HierarchicalTest``). Given the per-fold
 differences of the two learners' losses on q data sets, :func:`compare_datasets` gives, per
 data set, the posterior of the (partially pooled) mean difference δ_i and the probabilities
-that A is better (δ_i < −rope), equivalent (|δ_i| ≤ rope) or worse (δ_i > rope); and for a
+that A is better (δ_i < −rope), equivalent (−rope ≤ δ_i ≤ rope) or worse (δ_i > rope); and for a
 new data set from the same population, the probabilities baycomp reports, and the posterior
 of the population mean difference δ0. The model and its priors are in
 :mod:`bayescv.bayes.datasets_model`.
@@ -245,7 +245,7 @@ def compare_datasets(
     summary : xarray.Dataset
         Dim ``dataset``: ``delta_mean``, ``delta_lower``, ``delta_upper`` (posterior mean and
         interval of δ_i, partially pooled), ``p_better`` = P(δ_i < −rope),
-        ``p_equivalent`` = P(|δ_i| ≤ rope), ``p_worse`` = P(δ_i > rope), and ``n`` (J_i).
+        ``p_equivalent`` = P(−rope ≤ δ_i ≤ rope), ``p_worse`` = P(δ_i > rope), and ``n`` (J_i).
         Scalars for a new data set, as baycomp computes them (the mean over posterior draws
         of the masses of StudentT(ν, δ0, std0) below −rope, inside ±rope and above rope):
         ``new_dataset_p_better``, ``new_dataset_p_equivalent``, ``new_dataset_p_worse``;

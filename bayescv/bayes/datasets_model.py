@@ -8,7 +8,7 @@ one or more K-fold CV runs) of data set i = 1..q:
 
     x_i ~ MVN(δ_i 1, σ_i² [(1 − ρ_i) I + ρ_i 11ᵀ]),   ρ_i = 1 / K_i  (K_i = J_i / runs),
     δ_i ~ StudentT(ν, δ0, std0),
-    δ0 ~ U(−max|x|, max|x|),   std0 ~ U(0, 1000 s_among),   σ_i ~ U(0, 1000 s_within),
+    δ0 ~ U(−max abs(x), max abs(x)),   std0 ~ U(0, 1000 s_among),   σ_i ~ U(0, 1000 s_within),
     ν − 1 ~ Gamma(α, β) (β a rate),   α ~ U(1, 2),   β ~ U(0.01, 0.1),
 
 after the data (and the rope) are divided by the mean over data sets of their standard
@@ -107,7 +107,7 @@ class DatasetsStats:
     scale : float
         The divisor of the data: the mean over data sets of their standard deviations.
     max_abs : float
-        max |x_ij| of the scaled data.
+        max abs(x_ij) of the scaled data.
     zero_variance : ndarray of bool, shape (q,)
         Data sets whose differences were all equal (their SS_i was floored).
     runs : int
@@ -255,7 +255,7 @@ def datasets_data(stats: DatasetsStats) -> dict[str, np.ndarray]:
     -------
     dict of ndarray
         Rows ``mean``, ``ss``, ``n`` and ``rho`` (q each) and the scalars of
-        :data:`bayescv.bayes._datasets_density.SCALARS`: ``delta_lo``, ``delta_hi`` (±max|x|),
+        :data:`bayescv.bayes._datasets_density.SCALARS`: ``delta_lo``, ``delta_hi`` (± max abs(x)),
         ``std0_hi`` (1000 s_among), ``sigma_hi`` (1000 s_within), ``alpha_lo``,
         ``alpha_hi``, ``beta_lo``, ``beta_hi``.
     """

@@ -12,7 +12,7 @@ sizes are known (:func:`bayescv.fold_scores.nb_ratio`), which is the same number
 folds.
 
 A region of practical equivalence (ROPE) of half-width r splits the posterior into
-P(A better) = P(δ < −r), P(equivalent) = P(|δ| ≤ r) and P(A worse) = P(δ > r), computed from
+P(A better) = P(δ < −r), P(equivalent) = P(−r ≤ δ ≤ r) and P(A worse) = P(δ > r), computed from
 the t distribution function (no sampling).
 
 References
@@ -49,7 +49,7 @@ def check_rope(rope: float) -> float:
 def t_posterior_probabilities(
     loc: np.ndarray, scale: np.ndarray, df: np.ndarray, rope: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """P(δ < −rope), P(|δ| ≤ rope), P(δ > rope) for δ ~ t(df, loc, scale).
+    """P(δ < −rope), P(−rope ≤ δ ≤ rope), P(δ > rope) for δ ~ t(df, loc, scale).
 
     A zero scale is a point mass at `loc` (ties at ±rope go to "equivalent"; with rope 0 a
     difference of exactly 0 counts half to each side, as baycomp does).
