@@ -211,3 +211,17 @@ def test_hierarchical_datasets_rows_through_the_entry_point():
     assert rows["target"].values.tolist()[-1] == "new_dataset"
     sums = rows["p_better"] + rows["p_equivalent"] + rows["p_worse"]
     np.testing.assert_allclose(sums.values, 1.0, atol=1e-9)
+
+
+def test_hierarchical_sources_rows_name_their_targets():
+    pytest.importorskip("nutpie")
+    rng = np.random.default_rng(12)
+    block = np.repeat(np.arange(6), 40)
+    base = rng.normal(1.0, 0.2, 240) + np.repeat(rng.normal(0, 0.1, 6), 40)
+    a = from_arrays(base, block, scheme="source")
+    b = from_arrays(base + rng.normal(0.2, 0.05, 240), block, scheme="source")
+    rows = compare_learners(
+        {"a": a, "b": b}, methods=["hierarchical_sources"], rope=0.01, random_state=0
+    )
+    assert rows["target"].values.tolist() == ["expected_cv", "ose", "new_source"]
+    assert rows["p_better"].values[0] > 0.99  # a has the lower loss by 0.2
