@@ -94,8 +94,8 @@ def test_squared_and_absolute_losses_match_cross_val_predict(regression):
     pred = cross_val_predict(LinearRegression(), X, y, cv=splitter)
     for loss, expected in [("squared", (y - pred) ** 2), ("absolute", np.abs(y - pred))]:
         table = cross_val_losses(LinearRegression(), X, y, cv=splitter, loss=loss)
-        np.testing.assert_allclose(
-            table["loss"].values, expected[table["index"].values], rtol=1e-12
+        np.testing.assert_allclose(  # batched least squares: equal to rounding
+            table["loss"].values, expected[table["index"].values], rtol=1e-9
         )
 
 

@@ -197,7 +197,8 @@ def test_return_estimator_keeps_the_fold_models_in_block_order(regression):
     assert "estimator" not in plain
     assert table["estimator"].dims == ("fold",)
     assert table["estimator"].dtype == object
-    np.testing.assert_array_equal(table["loss"].values, plain["loss"].values)
+    # return_estimator fits per fold; the plain table runs batched: equal to rounding.
+    np.testing.assert_allclose(table["loss"].values, plain["loss"].values, rtol=1e-10)
     block, index = table["block"].values, table["index"].values
     for k, model in enumerate(table["estimator"].values):
         rows = index[block == k]  # block k was tested by the k-th model

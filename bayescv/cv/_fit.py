@@ -22,6 +22,7 @@ from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, proces
 from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
+from bayescv.cv._batched import batched_predictions, batching_reason
 from bayescv.cv.loss_functions import Loss
 
 __all__: list[str] = []
@@ -104,6 +105,7 @@ def _fold_losses(
     n_jobs: int | None = None,
     return_estimator: bool = False,
     progress: bool = False,
+    batched: bool | None = None,
 ) -> tuple[list[np.ndarray], list[Any] | None]:
     """Fit a clone of `estimator` on each fold's training rows and score its test rows.
 
@@ -126,6 +128,9 @@ def _fold_losses(
         Also return the fitted models.
     progress : bool, default False
         Show a progress bar over fits.
+    batched : bool or None, default None
+        Fit all folds together where :func:`fit_engine` allows (:mod:`bayescv.cv._batched`);
+        None: for least squares and ridge; True: also logistic regression; False: never.
 
     Returns
     -------
@@ -142,14 +147,58 @@ def _fold_losses(
     """
     _check_response(estimator, loss)
     params = dict(fit_params or {})
+    batch: list = [None] * len(folds)
+    if fit_engine(estimator, loss, params, return_estimator, batched, X, y)[0] == "batched":
+        batch = batched_predictions(
+            estimator, np.asarray(X), np.asarray(y), folds, loss.response_method
+        )
+    losses: list = [None] * len(folds)
+    for i, found in enumerate(batch):
+        if found is not None:
+            y_pred, classes = found
+            values = loss(_rows(y, folds[i][1]), y_pred, classes)
+            _check_losses(values, y_pred, loss, estimator)
+            losses[i] = values
+    rest = [i for i, found in enumerate(batch) if found is None]
     jobs = (
-        delayed(_fit_and_loss)(clone(estimator), X, y, tr, te, loss, params, return_estimator)
-        for tr, te in folds
+        delayed(_fit_and_loss)(
+            clone(estimator), X, y, folds[i][0], folds[i][1], loss, params, return_estimator
+        )
+        for i in rest
     )
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    done = list(tqdm(results, total=len(folds), desc="CV fits", unit="fit", disable=not progress))
-    losses = [values for values, _ in done]
+    done = list(tqdm(results, total=len(rest), desc="CV fits", unit="fit", disable=not progress))
+    for i, (values, _) in zip(rest, done, strict=True):
+        losses[i] = values
     return losses, [model for _, model in done] if return_estimator else None
+
+
+def fit_engine(
+    estimator: Any,
+    loss: Loss,
+    fit_params: Mapping[str, Any] | None,
+    return_estimator: bool,
+    batched: bool | None,
+    X: Any,
+    y: Any,
+) -> tuple[str, str]:
+    """Return ``("batched" or "per-fit", reason)``: how :func:`_fold_losses` fits the folds.
+
+    The batched engine (:mod:`bayescv.cv._batched`) serves plain numeric arrays, no fit
+    parameters and no returned models; ``reason`` says why not otherwise.
+    """
+    if batched is False:
+        return "per-fit", "batched=False"
+    if batched not in (None, True):
+        raise ValueError(f"batched must be None, True or False, got {batched!r}")
+    if return_estimator or fit_params:
+        return "per-fit", "fitted models or fit parameters asked for"
+    if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "fiu"):
+        return "per-fit", "X is not a numeric 2-d numpy array"
+    if not (isinstance(y, np.ndarray) and y.ndim == 1):
+        return "per-fit", "y is not a 1-d numpy array"
+    reason = batching_reason(estimator, loss.response_method, auto=batched is None)
+    return ("per-fit", reason) if reason else ("batched", "")
 
 
 def _fit_and_loss(

@@ -21,7 +21,7 @@ from sklearn.utils import _safe_indexing, indexable
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.cv._fit import _check_features, _fold_losses, _route_params
+from bayescv.cv._fit import _check_features, _fold_losses, _route_params, fit_engine
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
     _check_partition,
@@ -64,6 +64,7 @@ def cross_val_losses(
     params: Mapping[str, Any] | None = None,
     return_estimator: bool = False,
     progress: bool = False,
+    batched: bool | None = None,
 ) -> xr.Dataset:
     """Run CV and return the loss of every test point.
 
@@ -131,6 +132,14 @@ def cross_val_losses(
         ``table.drop_vars("estimator")`` first.
     progress : bool, default False
         Show a progress bar over fits.
+    batched : bool or None, default None
+        Fit the folds together in numpy instead of one scikit-learn call each
+        (:mod:`bayescv.cv._batched`): by default for plain ``LinearRegression`` and ``Ridge``
+        (direct solvers: the same solutions to rounding), with True also for binary L2
+        ``LogisticRegression`` with finite C (the exact optimum, where scikit-learn's lbfgs
+        stops at its ``tol``), False never. Other learners, options, fit parameters,
+        non-numpy data and fits the engine cannot solve (ill-conditioned, not converged) take
+        the per-fit path. The table's ``fit_engine`` attribute says which ran.
 
     Returns
     -------
@@ -201,6 +210,7 @@ def cross_val_losses(
         estimator, X, y, groups, plans, loss_fn, seed=seed,
         replicate_kind="repeat" if len(plans) > 1 else None, n_jobs=n_jobs,
         fit_params=fit_params, progress=progress, return_estimator=return_estimator,
+        batched=batched,
     )  # fmt: skip
 
 
@@ -217,6 +227,7 @@ def bootstrap_cv_losses(
     n_jobs: int | None = None,
     params: Mapping[str, Any] | None = None,
     progress: bool = False,
+    batched: bool | None = None,
 ) -> xr.Dataset:
     """Rerun the same CV on bootstrap resamples of the data.
 
@@ -261,6 +272,14 @@ def bootstrap_cv_losses(
         values follow the resampled training rows.
     progress : bool, default False
         Show a progress bar over fits.
+    batched : bool or None, default None
+        Fit the folds together in numpy instead of one scikit-learn call each
+        (:mod:`bayescv.cv._batched`): by default for plain ``LinearRegression`` and ``Ridge``
+        (direct solvers: the same solutions to rounding), with True also for binary L2
+        ``LogisticRegression`` with finite C (the exact optimum, where scikit-learn's lbfgs
+        stops at its ``tol``), False never. Other learners, options, fit parameters,
+        non-numpy data and fits the engine cannot solve (ill-conditioned, not converged) take
+        the per-fit path. The table's ``fit_engine`` attribute says which ran.
 
     Returns
     -------
@@ -324,7 +343,7 @@ def bootstrap_cv_losses(
         plans.append(_Plan([(rows[tr], rows[te]) for tr, te in folds], desc))
     return _run(
         estimator, X, y, groups, plans, loss_fn, seed=seed, replicate_kind="bootstrap",
-        n_jobs=n_jobs, fit_params=fit_params, progress=progress,
+        n_jobs=n_jobs, fit_params=fit_params, progress=progress, batched=batched,
     )  # fmt: skip
 
 
@@ -344,13 +363,15 @@ def _run(
     estimator: Any, X: Any, y: Any, groups: Any, plans: list[_Plan], loss_fn: Loss, *,
     seed: int, replicate_kind: str | None, n_jobs: int | None,
     fit_params: Mapping[str, Any], progress: bool, return_estimator: bool = False,
+    batched: bool | None = None,
 ) -> xr.Dataset:  # fmt: skip
     """Fit every fold of every plan in parallel and assemble the loss table."""
     tasks = [fold for plan in plans for fold in plan.folds]
     values, models = _fold_losses(
         estimator, X, y, tasks, loss_fn, fit_params=fit_params, n_jobs=n_jobs,
-        return_estimator=return_estimator, progress=progress,
+        return_estimator=return_estimator, progress=progress, batched=batched,
     )  # fmt: skip
+    engine, _ = fit_engine(estimator, loss_fn, fit_params, return_estimator, batched, X, y)
 
     source = None if groups is None else np.asarray(groups)
     by_fold_labels = source is not None and all(
@@ -384,6 +405,7 @@ def _run(
             "n_splits": len(plans[0].folds),
             "seed": seed,
             "loss_range": list(loss_range_for(loss_fn, y)),
+            "fit_engine": engine,
         },
     )
     if models is None:

@@ -1,0 +1,100 @@
+"""Fits per second: the batched engine against scikit-learn's per-fit loop (issue 19).
+
+For ridge (``Ridge(alpha=1)``) and logistic regression (``LogisticRegression(C=1)``, binary)
+at (n, p) = (100, 20), (1000, 20), (10000, 50): the training sets of repeated 10-fold CV are
+fitted and their test rows predicted, once by :func:`bayescv.cv._batched.batched_predictions`
+(all folds of a batch together) and once by a Python loop of ``clone(est).fit`` /
+``predict`` (what the per-fit path of :func:`bayescv.cross_val_losses` does, without its
+bookkeeping). Same folds, best of three timings each. The loop's logistic regression is
+scikit-learn's default lbfgs (tol 1e-4); the batched fit is the exact optimum.
+
+Run by hand::
+
+    python benchmarks/bench_batched.py
+
+Results: ``benchmarks/results/bench_batched.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import RepeatedKFold
+
+from bayescv.cv._batched import batched_predictions
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CELLS = [(100, 20, 50), (1000, 20, 5), (10000, 50, 1)]  # n, p, CV repetitions
+
+
+def _best(func, repeat=3):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _loop(est, X, y, folds, method) -> None:
+    for tr, te in folds:
+        getattr(clone(est).fit(X[tr], y[tr]), method)(X[te])
+
+
+def _batch(est, X, y, folds, method) -> int:
+    """Batched fits, and scikit-learn for those the engine leaves (as the runner does)."""
+    out = batched_predictions(est, X, y, folds, method)
+    missing = [k for k, o in enumerate(out) if o is None]
+    _loop(est, X, y, [folds[k] for k in missing], method)
+    return len(missing)
+
+
+def main() -> None:
+    rows = []
+    for name, est, method in [
+        ("ridge", Ridge(alpha=1.0), "predict"),
+        ("logistic", LogisticRegression(C=1.0), "predict_proba"),
+    ]:
+        for n, p, reps in CELLS:
+            if name == "ridge":
+                X, y = make_regression(n, p, noise=5.0, random_state=0)
+            else:
+                X, y = make_classification(n, p, flip_y=0.1, random_state=0)
+            folds = list(RepeatedKFold(n_splits=10, n_repeats=reps, random_state=0).split(X))
+
+            args = (est, X, y, folds, method)
+            fallbacks = _batch(*args)
+            t_loop, t_batch = _best(lambda a=args: _loop(*a)), _best(lambda a=args: _batch(*a))
+            rows.append({
+                "learner": name, "n": n, "p": p, "fits": len(folds),
+                "per_fit_fits_per_s": len(folds) / t_loop,
+                "batched_fits_per_s": len(folds) / t_batch,
+                "speedup": t_loop / t_batch, "fallback_fits": fallbacks,
+            })  # fmt: skip
+            print(rows[-1])
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_batched.json").write_text(json.dumps(rows, indent=2))
+    lines = [
+        "# bench_batched", "",
+        f"Command: `python benchmarks/bench_batched.py` ({os.cpu_count()} cores). Training sets of "
+        "repeated 10-fold CV; fit and predict the test rows; best of 3.", "",
+        "| learner | n | p | fits | per-fit loop (fits/s) | batched (fits/s) | speed-up | fits left to scikit-learn |",
+        "|---|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for r in rows:
+        lines.append(
+            f"| {r['learner']} | {r['n']} | {r['p']} | {r['fits']} | {r['per_fit_fits_per_s']:.0f} "
+            f"| {r['batched_fits_per_s']:.0f} | {r['speedup']:.1f}x | {r['fallback_fits']} |"
+        )
+    (RESULTS / "bench_batched.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""The batched fitting engine: the same solutions as scikit-learn, used where it may be.
+
+Reference: scikit-learn itself, run per fold (``LinearRegression`` and ``Ridge`` with their
+direct solvers; ``LogisticRegression`` with ``solver="newton-cholesky", tol=1e-12``, whose
+optimum the batched Newton steps reach).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.model_selection import KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import bayescv.cv._batched as engine
+from bayescv.cv import bootstrap_cv_losses, cross_val_losses
+
+
+def _folds(n, k=10, seed=0):
+    return list(KFold(k, shuffle=True, random_state=seed).split(np.zeros(n)))
+
+
+@pytest.mark.parametrize("est", [LinearRegression(), Ridge(alpha=0.1), Ridge(alpha=30.0)])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_least_squares_equal_scikit_learn(est, intercept):
+    X, y = make_regression(120, 15, noise=3.0, random_state=1)
+    X = X + 10.0  # a large mean: the centring must hold up
+    folds = _folds(120)
+    w = engine._counts(folds, 120)
+    alpha = getattr(est, "alpha", 0.0)
+    coef, b = engine._least_squares(X, y, w, alpha, intercept)
+    for k, (tr, _) in enumerate(folds):
+        ref = est.set_params(fit_intercept=intercept).fit(X[tr], y[tr])
+        np.testing.assert_allclose(coef[k], ref.coef_, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(b[k], ref.intercept_, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_logistic_equals_scikit_learn_at_its_optimum(C, intercept):
+    X, y = make_classification(150, 10, flip_y=0.1, random_state=2)
+    folds = _folds(150)
+    coef, b, ok = engine._logistic(X, y.astype(float), engine._counts(folds, 150), C, intercept)
+    assert ok.any()
+    for k, (tr, _) in enumerate(folds):
+        if not ok[k]:
+            continue
+        ref = LogisticRegression(
+            C=C, fit_intercept=intercept, solver="newton-cholesky", tol=1e-12, max_iter=1000
+        ).fit(X[tr], y[tr])
+        np.testing.assert_allclose(coef[k], ref.coef_[0], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(b[k], ref.intercept_[0] if intercept else 0.0, atol=1e-6)
+
+
+def test_bootstrap_copies_count_as_weights():
+    X, y = make_regression(60, 5, noise=1.0, random_state=3)
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 60, 60)
+    folds = [(rows[:40], np.arange(40, 60))]
+    coef, _b = engine._least_squares(X, y, engine._counts(folds, 60), 1.0, True)
+    ref = Ridge(alpha=1.0).fit(X[rows[:40]], y[rows[:40]])
+    np.testing.assert_allclose(coef[0], ref.coef_, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("est", "loss", "batched"),
+    [
+        (Ridge(alpha=2.0), "squared", None),
+        (LinearRegression(), "absolute", None),
+        (LogisticRegression(C=1.0), "zero_one", True),
+        (LogisticRegression(C=0.5), "log_loss", True),
+        (LogisticRegression(C=0.5), "brier", True),
+    ],
+)
+def test_tables_equal_the_per_fit_path(est, loss, batched):
+    if isinstance(est, LogisticRegression):
+        X, y = make_classification(200, 8, flip_y=0.05, random_state=4)
+        reference = LogisticRegression(C=est.C, solver="newton-cholesky", tol=1e-12)
+    else:
+        X, y = make_regression(200, 8, noise=2.0, random_state=4)
+        reference = est
+    fast = cross_val_losses(
+        est, X, y, cv=5, n_repeats=2, loss=loss, random_state=0, batched=batched
+    )
+    slow = cross_val_losses(
+        reference, X, y, cv=5, n_repeats=2, loss=loss, random_state=0, batched=False
+    )
+    assert fast.attrs["fit_engine"] == "batched"
+    assert slow.attrs["fit_engine"] == "per-fit"
+    np.testing.assert_array_equal(fast["block"].values, slow["block"].values)
+    np.testing.assert_array_equal(fast["index"].values, slow["index"].values)
+    np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-6, atol=1e-8)
+
+
+def test_bootstrap_tables_equal_the_per_fit_path():
+    X, y = make_regression(80, 5, noise=2.0, random_state=5)
+    kw = {"n_bootstrap": 4, "cv": 4, "random_state": 0, "loss": "squared"}
+    fast = bootstrap_cv_losses(Ridge(), X, y, **kw)
+    slow = bootstrap_cv_losses(Ridge(), X, y, batched=False, **kw)
+    assert fast.attrs["fit_engine"] == "batched"
+    np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-8, atol=1e-10)
+
+
+def test_memory_chunks_give_the_same_answer(monkeypatch):
+    X, y = make_regression(100, 6, noise=2.0, random_state=6)
+    whole = cross_val_losses(Ridge(), X, y, cv=10, random_state=0)
+    monkeypatch.setattr(engine, "MEMORY_BUDGET", 1)  # one fold per chunk
+    chunked = cross_val_losses(Ridge(), X, y, cv=10, random_state=0)
+    np.testing.assert_allclose(chunked["loss"].values, whole["loss"].values, rtol=1e-12)
+
+
+def test_others_take_the_per_fit_path_and_say_why():
+    X, y = make_classification(90, 4, random_state=7)
+    assert "not one of" in engine.batching_reason(
+        make_pipeline(StandardScaler(), Ridge()), "predict", auto=False
+    )
+    assert "batched=True" in engine.batching_reason(LogisticRegression(), "predict", auto=True)
+    assert "C=inf" in engine.batching_reason(LogisticRegression(C=np.inf), "predict", auto=False)
+    assert "L2" in engine.batching_reason(
+        LogisticRegression(l1_ratio=1.0, solver="saga"), "predict", auto=False
+    )
+    assert engine.batching_reason(LogisticRegression(), "predict_proba", auto=False) == ""
+    # Auto: logistic regression stays per-fit, and the table says so.
+    table = cross_val_losses(LogisticRegression(), X, y, cv=3, random_state=0)
+    assert table.attrs["fit_engine"] == "per-fit"
+    # Multiclass with batched=True: every fold falls back to scikit-learn, same table.
+    X3, y3 = make_classification(90, 6, n_informative=4, n_classes=3, random_state=7)
+    a = cross_val_losses(LogisticRegression(), X3, y3, cv=3, random_state=0, batched=True)
+    b = cross_val_losses(LogisticRegression(), X3, y3, cv=3, random_state=0, batched=False)
+    np.testing.assert_array_equal(a["loss"].values, b["loss"].values)
+    with pytest.raises(ValueError, match="batched must be"):
+        cross_val_losses(Ridge(), X, y.astype(float), cv=3, batched="yes")
+
+
+def test_ill_conditioned_least_squares_fall_back_to_scikit_learn():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 4))
+    X = np.column_stack([X, X[:, 0] + X[:, 1]])  # rank 4: minimum-norm solution needed
+    y = X[:, 0] + rng.normal(size=60)
+    fast = cross_val_losses(LinearRegression(), X, y, cv=5, random_state=0)
+    slow = cross_val_losses(LinearRegression(), X, y, cv=5, random_state=0, batched=False)
+    np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-8, atol=1e-10)
+
+
+def test_separable_data_is_left_to_scikit_learn_with_its_warning():
+    X = np.r_[np.linspace(-3, -1, 20), np.linspace(1, 3, 20)][:, None]
+    y = np.r_[np.zeros(20), np.ones(20)].astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = cross_val_losses(LogisticRegression(C=1e6), X, y, cv=4, random_state=0, batched=True)
+        b = cross_val_losses(
+            LogisticRegression(C=1e6, solver="newton-cholesky", tol=1e-12), X, y, cv=4,
+            random_state=0, batched=False,
+        )  # fmt: skip
+    np.testing.assert_array_equal(a["loss"].values, b["loss"].values)  # zero-one: all right
