@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numba
 import numpy as np
 
-from bayescv.bayes import _density
-from bayescv.bayes._cache import numba_jit, use_disk_cache
-from bayescv.bayes._density import _LOGP_SIG, _scatter_term
+from bayescv.bayes._cache import numba_jit
+from bayescv.bayes._callbacks import logp_callbacks
+from bayescv.bayes._density import _scatter_term
 
 njit = numba_jit()
 
@@ -298,12 +297,4 @@ def callbacks() -> dict:
         ``logp`` and ``expand`` (``numba.cfunc`` objects) and ``seconds``, the time this
         process spent compiling or loading them.
     """
-    with _LOCK:
-        if not _CALLBACKS:
-            start = time.perf_counter()
-            options = {"cache": use_disk_cache(), "error_model": "numpy"}
-            _CALLBACKS["logp"] = numba.cfunc(_LOGP_SIG, **options)(_logp_callback)
-            # The identity map of the sampled coordinates: the Gaussian density's callback.
-            _CALLBACKS["expand"] = _density.callbacks()["expand"]
-            _CALLBACKS["seconds"] = time.perf_counter() - start
-    return _CALLBACKS
+    return logp_callbacks(_CALLBACKS, _LOCK, _logp_callback)

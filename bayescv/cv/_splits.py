@@ -23,6 +23,7 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.multiclass import type_of_target
 
 from bayescv._provenance import resolve_seed
+from bayescv.losses._builders import _depth
 
 __all__ = ["balanced_group_folds"]
 
@@ -204,19 +205,6 @@ def _repeats_itself(cv: Any) -> bool:
     if hasattr(cv, "split"):
         return hasattr(cv, "n_repeats")
     return isinstance(cv, Sequence) and not isinstance(cv, str) and _is_list_of_runs(cv)
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth along first elements: 1 for a list of ints, 3 for a list of (train, test)."""
-    depth = 0
-    while isinstance(value, np.ndarray | Sequence) and not isinstance(value, str | bytes):
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            break
-        depth += 1
-        if len(value) == 0:
-            break
-        value = value[0]
-    return depth
 
 
 def _is_list_of_runs(cv: Sequence[Any]) -> bool:
