@@ -18,7 +18,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import bayescv.cv._batched as engine
-from bayescv.cv import bootstrap_cv_losses, cross_val_losses
+import bayescv.cv._fit as cv_fit
+from bayescv.cv import bootstrap_cv_losses, cross_val_losses, get_loss
 
 
 def _folds(n, k=10, seed=0):
@@ -55,6 +56,45 @@ def test_logistic_equals_scikit_learn_at_its_optimum(C, intercept):
         ).fit(X[tr], y[tr])
         np.testing.assert_allclose(coef[k], ref.coef_[0], rtol=0, atol=1e-6)
         np.testing.assert_allclose(b[k], ref.intercept_[0] if intercept else 0.0, atol=1e-6)
+
+
+def test_unpenalised_logistic_equals_scikit_learn_where_the_optimum_is_unique():
+    # C=inf: the maximum-likelihood fit. Checked on data sets from well separated to noisy;
+    # fits without a finite or unique optimum must be flagged, never returned.
+    checked = 0
+    for seed in range(6):
+        X, y = make_classification(
+            90, 8, n_informative=3, n_redundant=0, flip_y=0.1 * seed, class_sep=0.5 + 0.3 * seed,
+            random_state=seed,
+        )  # fmt: skip
+        folds = _folds(90, seed=seed)
+        coef, b, ok = engine._logistic(X, y.astype(float), engine._counts(folds, 90), np.inf, True)
+        for k, (tr, _) in enumerate(folds):
+            if not ok[k]:
+                continue
+            ref = LogisticRegression(
+                C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000
+            ).fit(X[tr], y[tr])
+            np.testing.assert_allclose(coef[k], ref.coef_[0], rtol=0, atol=1e-6)
+            np.testing.assert_allclose(b[k], ref.intercept_[0], rtol=0, atol=1e-6)
+            checked += 1
+    assert checked >= 40  # most of the 60 fits have a unique optimum
+
+
+def test_unpenalised_logistic_without_a_unique_optimum_is_left_to_scikit_learn():
+    X, y = make_classification(90, 4, flip_y=0.2, random_state=9)
+    collinear = np.column_stack([X, X[:, 0] - X[:, 1]])  # a flat direction of the likelihood
+    separable = np.r_[np.linspace(-3, -1, 45), np.linspace(1, 3, 45)][:, None]
+    y_sep = np.r_[np.zeros(45), np.ones(45)]
+    folds = _folds(90)
+    for data, target in ((collinear, y), (separable, y_sep)):
+        _coef, _b, ok = engine._logistic(
+            data, target.astype(float), engine._counts(folds, 90), np.inf, True
+        )
+        assert not ok.any()
+    # The penalised fit of the same collinear data is unique, and batched.
+    _c, _b, ok = engine._logistic(collinear, y.astype(float), engine._counts(folds, 90), 1.0, True)
+    assert ok.all()
 
 
 def test_bootstrap_copies_count_as_weights():
@@ -120,7 +160,7 @@ def test_others_take_the_per_fit_path_and_say_why():
         make_pipeline(StandardScaler(), Ridge()), "predict", auto=False
     )
     assert "batched=True" in engine.batching_reason(LogisticRegression(), "predict", auto=True)
-    assert "C=inf" in engine.batching_reason(LogisticRegression(C=np.inf), "predict", auto=False)
+    assert engine.batching_reason(LogisticRegression(C=np.inf), "predict", auto=False) == ""
     assert "L2" in engine.batching_reason(
         LogisticRegression(l1_ratio=1.0, solver="saga"), "predict", auto=False
     )
@@ -158,3 +198,22 @@ def test_separable_data_is_left_to_scikit_learn_with_its_warning():
             random_state=0, batched=False,
         )  # fmt: skip
     np.testing.assert_array_equal(a["loss"].values, b["loss"].values)  # zero-one: all right
+
+
+def test_numeric_dataframes_are_batched_like_arrays():
+    import pandas as pd
+
+    X, y = make_regression(80, 4, noise=1.0, random_state=10)
+    frame = pd.DataFrame(X, columns=list("abcd")).astype({"a": "int64"})
+    array = frame.to_numpy(dtype=float)
+    a = cross_val_losses(Ridge(), frame, pd.Series(y), cv=4, random_state=0)
+    b = cross_val_losses(Ridge(), array, y, cv=4, random_state=0, batched=False)
+    assert a.attrs["fit_engine"] == "batched"
+    np.testing.assert_allclose(a["loss"].values, b["loss"].values, rtol=1e-9)
+    # A text column cannot be batched: scikit-learn's path, and the table says so.
+    mixed = frame.assign(e=["x"] * 80)
+    engine_name, reason = cv_fit.fit_engine(
+        Ridge(), get_loss("squared"), None, False, None, mixed, y
+    )
+    assert engine_name == "per-fit"
+    assert "DataFrame" in reason

@@ -1,3 +1,4 @@
+import json
 import threading
 import warnings
 
@@ -288,3 +289,27 @@ def test_save_demo_plot_leaves_the_pyplot_backend_and_figures_alone(tmp_path, mo
     assert path.read_bytes().startswith(b"\x89PNG")
     assert matplotlib.get_backend() == backend
     assert plt.get_fignums() == figures
+
+
+def test_batched_study_equals_the_per_fit_study():
+    # batched=True fits the CV folds, the bootstrap refits and nested CV in batch; the
+    # per-fit reference is scikit-learn's newton-cholesky at tol=1e-12 (the same optimum).
+    from sklearn.linear_model import LogisticRegression
+
+    scenario = BatesLogistic(n=80, p=3, n_splits=4)
+    learner = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000)
+    kw = {
+        "methods": ["naive_points", "bootstrap", "nested_cv"],
+        "n_replicates": 3,
+        "truths": [],
+        "method_options": {"bootstrap": {"n_bootstrap": 4}, "nested_cv": {"n_repeats": 2}},
+        "random_state": 5,
+    }
+    fast = run_study(scenario, learner, batched=True, **kw)
+    slow = run_study(scenario, learner, batched=False, **kw)
+    for name in ("estimate", "lower", "upper", "mu_hat"):
+        np.testing.assert_allclose(fast[name].values, slow[name].values, rtol=1e-9)
+    assert json.loads(fast.attrs["settings"])["batched"] is True
+    # Unset, the settings (and so the stores written before the option) do not change.
+    plain = run_study(scenario, learner, methods=["naive_points"], n_replicates=1, truths=[])
+    assert "batched" not in json.loads(plain.attrs["settings"])

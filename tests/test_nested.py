@@ -489,3 +489,45 @@ def test_pandas_input_and_estimator_left_unfitted():
     )
     xr.testing.assert_allclose(drop_volatile(arrays), drop_volatile(frames))
     assert not hasattr(model, "coef_")  # every fit was on a clone
+
+
+# --- batched fits (issue 19) ------------------------------------------------------------
+
+
+def test_batched_fits_equal_the_per_fit_path():
+    # Reference: the same repetitions fitted one scikit-learn call at a time.
+    X, y = linear_data(60, seed=11)
+    kw = {"n_splits": 5, "n_repeats": 10, "random_state": 4}
+    fast = nested_cv(LinearRegression(), X, y, **kw)
+    slow = nested_cv(LinearRegression(), X, y, batched=False, **kw)
+    assert (fast.attrs["fit_engine"], slow.attrs["fit_engine"]) == ("batched", "per-fit")
+    for name in ("a", "b", "err_inner", "err_outer", "err_cv_bias", "estimate", "se"):
+        np.testing.assert_allclose(fast[name].values, slow[name].values, rtol=1e-8, atol=1e-12)
+
+
+def test_batched_unpenalised_logistic_equals_scikit_learns_tight_fit():
+    # Bates et al.'s learner: LogisticRegression(C=inf), zero-one loss. Per-fit reference:
+    # scikit-learn's newton-cholesky at tol=1e-12, whose optimum the batched Newton reaches.
+    X, y = make_classification(
+        120, 4, n_informative=3, n_redundant=0, class_sep=0.5, random_state=3
+    )
+    kw = {"n_splits": 5, "n_repeats": 9, "random_state": 2}
+    fast = nested_cv(LogisticRegression(C=np.inf), X, y, batched=True, **kw)
+    ref = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=1000)
+    slow = nested_cv(ref, X, y, batched=False, **kw)
+    assert fast.attrs["fit_engine"] == "batched"
+    for name in ("a", "b", "err_inner", "err_outer", "estimate", "lower", "upper"):
+        np.testing.assert_allclose(fast[name].values, slow[name].values, rtol=1e-10)
+
+
+def test_batched_results_do_not_depend_on_blocks_or_n_jobs():
+    # Repetitions are fitted 8 at a time; a repetition's numbers must not depend on which
+    # others share its block, nor on how blocks are spread over processes.
+    X, y = linear_data(40, seed=6)
+    kw = {"n_splits": 4, "random_state": 9, "n_bias_repeats": 0}
+    short = nested_cv(LinearRegression(), X, y, n_repeats=3, **kw)
+    long = nested_cv(LinearRegression(), X, y, n_repeats=19, **kw)
+    two = nested_cv(LinearRegression(), X, y, n_repeats=19, n_jobs=2, **kw)
+    for name in ("a", "b", "err_inner", "err_outer"):
+        np.testing.assert_array_equal(short[name].values, long[name].values[:3])
+    xr.testing.assert_identical(drop_volatile(long), drop_volatile(two))

@@ -41,17 +41,21 @@ class Context:
     moments : xarray.Dataset
         Block moments (n, S, Q, W along ``block``) of the replicate's CV run; accepted by
         :func:`bayescv.cv_intervals`.
+    batched : bool or None
+        The study's ``batched`` choice, for methods that refit (bootstrap, nested CV).
     """
 
     def __init__(
         self, *, X: Any, y: Any, groups: Any, learner: Any, loss: Any, scheme: str,
         n_splits: int, level: float, seed: int, moments: xr.Dataset,
         table: Callable[[], xr.Dataset], replicate_seed: int | None = None,
+        batched: bool | None = None,
     ) -> None:  # fmt: skip
         self.X, self.y, self.groups, self.learner, self.loss = X, y, groups, learner, loss
         self.scheme, self.n_splits, self.level, self.seed = scheme, n_splits, level, seed
         self.replicate_seed = int(seed if replicate_seed is None else replicate_seed)
         self.moments = moments
+        self.batched = batched
         # Shared by every copy made with with_seed (a shallow copy keeps this dict).
         self._cache: dict[str, Any] = {"table": table}
 
@@ -98,6 +102,7 @@ class Context:
                 cv=None if source else self.n_splits, loss=self.loss,
                 n_bootstrap=int(n_bootstrap),
                 random_state=_name_seed(self.replicate_seed, "bootstrap"),
+                batched=self.batched,
             )  # fmt: skip
         return self._cache[key]
 

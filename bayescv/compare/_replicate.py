@@ -49,6 +49,7 @@ class _Spec:
     outputs: tuple[str, ...]
     raise_errors: bool
     inner_threads: int | None
+    batched: bool | None = None
 
 
 @functools.cache
@@ -77,7 +78,9 @@ def _cross_validate(spec: _Spec, learner: Any, draw: Any, folds: list, keep: boo
     :func:`bayescv.moments.block_moments`, so a replicate's closed-form intervals equal
     ``cv_intervals(cross_val_losses(...))`` on the same data and folds.
     """
-    values, models = _fold_losses(learner, draw.X, draw.y, folds, spec.loss, return_estimator=keep)
+    values, models = _fold_losses(
+        learner, draw.X, draw.y, folds, spec.loss, return_estimator=keep, batched=spec.batched
+    )
     tests = [test for _, test in folds]
     if spec.scenario.scheme == "source":
         labels = np.array([draw.groups[test[0]] for test in tests])
@@ -227,7 +230,7 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
         context = Context(
             X=draw.X, y=draw.y, groups=draw.groups, learner=learner, loss=spec.loss,
             scheme=scenario.scheme, n_splits=len(folds), level=spec.level, seed=method_seed,
-            moments=moments, table=lambda: table,
+            moments=moments, table=lambda: table, batched=spec.batched,
         )  # fmt: skip
         n_out = len(spec.outputs)
         result = {name: np.full(n_out, np.nan) for name in _PER_METHOD}

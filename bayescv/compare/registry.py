@@ -181,6 +181,7 @@ def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset
     from bayescv.nested import nested_cv
 
     grouped = context.scheme == "source"
+    options.setdefault("batched", context.batched)
     if "n_splits" not in options:
         n_units = np.unique(context.groups).size if grouped else context.n_splits
         options["n_splits"] = min(10, n_units // 2) if grouped else context.n_splits

@@ -152,6 +152,8 @@ def _settings(spec: _Spec, seed: int, method_names: Sequence[str]) -> dict[str, 
         "level": spec.level,
         "truths": list(spec.truths),
         "seed": seed,
+        # Only when set, so that stores written before the option keep their settings.
+        **({} if spec.batched is None else {"batched": spec.batched}),
     }
 
 
@@ -174,6 +176,7 @@ def run_study(
     chunk_size: int | None = None,
     flush_interval: float = 2.0,
     inner_threads: int | None = 1,
+    batched: bool | None = None,
 ) -> xr.Dataset:
     """Run a coverage study: replicates of a scenario, every method, the truths.
 
@@ -223,6 +226,12 @@ def run_study(
         their own duration apart (at most about 5% of the run). 0: after every task.
     inner_threads : int or None, default 1
         BLAS/OpenMP threads inside a replicate (None: leave as is).
+    batched : bool or None, default None
+        Fit the folds of a replicate's CV, of its bootstrap-replicated CV and of nested CV
+        together (:func:`bayescv.cv.losses_on_folds`): None for plain least squares and
+        ridge, True also for binary L2 logistic regression (``C=inf`` included; the exact
+        optimum), False never. A ``batched`` option of ``nested_cv`` overrides it. Folds
+        whose models a truth needs (``kfold_test_error``, ``ose_cv``) are fitted one by one.
 
     Returns
     -------
@@ -277,7 +286,7 @@ def run_study(
     options = check_method_options(resolved, method_options)
     spec = _Spec(
         scenario, learner, loss_fn, tuple(resolved), options, float(level), truth_names,
-        outputs, error_score == "raise", inner_threads,
+        outputs, error_score == "raise", inner_threads, batched,
     )  # fmt: skip
 
     target_store = None if store is None else StudyStore(store)

@@ -5,6 +5,8 @@
   bootstrap resamples of the data. Both return a loss table (:mod:`bayescv.losses`).
   :func:`losses_from_predictions` builds the same table from ``cross_val_predict``
   output and its folds, without refitting.
+* :func:`losses_on_folds` fits given (train, test) pairs, through the batched engine
+  where the learner qualifies (nested CV uses it).
 * :func:`balanced_group_folds` splits groups into folds of about equal size.
 * :mod:`bayescv.cv.loss_functions`: the per-point losses (:data:`LOSSES`, :func:`get_loss`,
   :func:`make_loss`) and the prediction method each needs.
@@ -18,6 +20,7 @@ import of this package's private modules.
 """
 
 from bayescv.cv._fit import _fold_losses as _fold_losses  # for bayescv.compare
+from bayescv.cv._fit import losses_on_folds
 from bayescv.cv._predictions import losses_from_predictions
 from bayescv.cv._runner import bootstrap_cv_losses, cross_val_losses
 from bayescv.cv._splits import balanced_group_folds
@@ -35,6 +38,7 @@ __all__ = [
     "get_loss",
     "learner_task",
     "losses_from_predictions",
+    "losses_on_folds",
     "make_learner",
     "make_loss",
 ]

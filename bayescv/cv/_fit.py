@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from bayescv.cv._batched import batched_predictions, batching_reason
 from bayescv.cv.loss_functions import Loss
 
-__all__: list[str] = []
+__all__ = ["losses_on_folds"]
 
 # Features beyond sqrt(max float64) overflow when squared (by scalers, solvers, distances):
 # scikit-learn then reports the NaN it made ("Input X contains NaN"), not the cause.
@@ -173,6 +173,66 @@ def _fold_losses(
     return losses, [model for _, model in done] if return_estimator else None
 
 
+def losses_on_folds(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    folds: Sequence[tuple[Any, Any]],
+    loss: Loss,
+    *,
+    batched: bool | None = None,
+    n_jobs: int | None = None,
+) -> tuple[list[np.ndarray], str]:
+    """Per-point test losses of `estimator` refitted on each given (train, test) pair.
+
+    The fit-and-loss step of :func:`cross_val_losses`, for fold designs it does not draw
+    (nested CV's pairs of folds, a study's own partitions): every fit goes through the
+    batched engine where the learner qualifies, otherwise one scikit-learn fit per pair.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+        Cloned for every pair.
+    X : array-like of shape (n_samples, n_features)
+        Features.
+    y : array-like of shape (n_samples,)
+        Targets.
+    folds : sequence of (train, test)
+        Row indices of each pair; training rows may repeat (bootstrap copies). An empty
+        sequence fits nothing and returns the engine that would be used.
+    loss : Loss
+        Per-point loss (:func:`bayescv.cv.get_loss`).
+    batched : bool or None, default None
+        As in :func:`cross_val_losses`: None batches plain least squares and ridge, True
+        also binary L2 logistic regression, False never.
+    n_jobs : int, optional
+        Parallel per-pair fits (joblib); the result is identical for any value.
+
+    Returns
+    -------
+    losses : list of ndarray
+        The test losses of each pair, in order.
+    engine : {"batched", "per-fit"}
+        How the pairs were fitted (pairs the batched engine cannot solve, such as a
+        training set with one class, are refitted one by one in either case).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from bayescv.cv import get_loss, losses_on_folds
+    >>> X = np.arange(20.0).reshape(10, 2); y = X[:, 0] + 1.0
+    >>> folds = [(np.arange(5, 10), np.arange(5)), (np.arange(5), np.arange(5, 10))]
+    >>> losses, engine = losses_on_folds(Ridge(), X, y, folds, get_loss("squared"))
+    >>> [a.shape for a in losses], engine
+    ([(5,), (5,)], 'batched')
+    """
+    folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]
+    engine, _ = fit_engine(estimator, loss, None, False, batched, X, y)
+    losses, _ = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
+    return losses, engine
+
+
 def fit_engine(
     estimator: Any,
     loss: Loss,
@@ -184,8 +244,8 @@ def fit_engine(
 ) -> tuple[str, str]:
     """Return ``("batched" or "per-fit", reason)``: how :func:`_fold_losses` fits the folds.
 
-    The batched engine (:mod:`bayescv.cv._batched`) serves plain numeric arrays, no fit
-    parameters and no returned models; ``reason`` says why not otherwise.
+    The batched engine (:mod:`bayescv.cv._batched`) serves numeric arrays and all-numeric
+    DataFrames, no fit parameters and no returned models; ``reason`` says why not otherwise.
     """
     if batched is False:
         return "per-fit", "batched=False"
@@ -193,12 +253,24 @@ def fit_engine(
         raise ValueError(f"batched must be None, True or False, got {batched!r}")
     if return_estimator or fit_params:
         return "per-fit", "fitted models or fit parameters asked for"
-    if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "fiu"):
-        return "per-fit", "X is not a numeric 2-d numpy array"
-    if not (isinstance(y, np.ndarray) and y.ndim == 1):
-        return "per-fit", "y is not a 1-d numpy array"
+    if not _numeric_table(X):
+        return "per-fit", "X is not a numeric 2-d numpy array or an all-numeric DataFrame"
+    if not (getattr(y, "ndim", 0) == 1 and isinstance(getattr(y, "dtype", None), np.dtype)):
+        return "per-fit", "y is not a 1-d numpy array or Series"
     reason = batching_reason(estimator, loss.response_method, auto=batched is None)
     return ("per-fit", reason) if reason else ("batched", "")
+
+
+def _numeric_table(X: Any) -> bool:
+    """Whether `X` is a 2-d float or integer ndarray, or a DataFrame of such columns."""
+    if isinstance(X, np.ndarray):
+        return X.ndim == 2 and X.dtype.kind in "fiu"
+    dtypes = getattr(X, "dtypes", None)
+    return (
+        getattr(X, "ndim", 0) == 2
+        and dtypes is not None
+        and all(isinstance(d, np.dtype) and d.kind in "fiu" for d in dtypes)
+    )
 
 
 def _fit_and_loss(

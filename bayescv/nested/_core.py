@@ -1,7 +1,7 @@
-"""The numerical core of nested CV: fold draws, one repetition's fits, and the summaries.
+"""The numerical core of nested CV: fold draws, the fits of a block of repetitions, summaries.
 
-Private to :mod:`bayescv.nested`. Everything here works on NumPy arrays; the public module
-adds validation, parallel dispatch and the xarray layer.
+Private to :mod:`bayescv.nested`. Everything but :func:`run_block` (which fits) works on
+NumPy arrays; the public module adds validation, parallel dispatch and the xarray layer.
 
 Notation (Bates, Hastie & Tibshirani, Algorithm 1): a repetition draws a random partition
 of the units (points, or sources with ``groups``) into K folds. For outer fold j the inner
@@ -21,19 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn import get_config
-from sklearn.base import clone
-from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
 
-from bayescv.cv.loss_functions import Loss
+from bayescv.cv import Loss, losses_on_folds
 
 __all__ = [
     "Repetition",
     "cluster_se",
     "combine_moments",
     "draw_folds",
+    "nested_folds",
     "nested_repetition",
-    "plain_repetition",
+    "plain_folds",
+    "run_block",
 ]
 
 
@@ -75,20 +75,61 @@ def draw_folds(n_units: int, n_splits: int, seed: int) -> np.ndarray:
     return fold
 
 
-def _rows(data: Any, rows: np.ndarray) -> Any:
-    """Rows of `data`: plain indexing for an ndarray, scikit-learn's dispatch otherwise."""
-    if type(data) is np.ndarray and not get_config()["array_api_dispatch"]:
-        return data[rows, ...]
-    return _safe_indexing(data, rows)
+def nested_folds(
+    units: np.ndarray | None, n_units: int, n_splits: int, seed: int
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """One repetition's partition and its fits: K(K−1)/2 pairs of folds, then K outer fits.
+
+    Parameters
+    ----------
+    units : ndarray of int or None
+        Source code ``0 … n_units−1`` of each point, or None when every point is a unit.
+    n_units : int
+        Number of units.
+    n_splits : int
+        K.
+    seed : int
+        Seed of this repetition's partition.
+
+    Returns
+    -------
+    fold : ndarray of int64, shape (n_samples,)
+        The fold of each point.
+    fits : list of (train, test)
+        For each pair i < j (in row order): trained without folds i and j, tested on fold
+        i then fold j; then for each j: trained without fold j, tested on it.
+    """
+    k = n_splits
+    unit_fold = draw_folds(n_units, k, seed)
+    fold = unit_fold if units is None else unit_fold[units]
+    rows = [np.flatnonzero(fold == j) for j in range(k)]
+    fits = [
+        (np.flatnonzero((fold != i) & (fold != j)), np.concatenate((rows[i], rows[j])))
+        for i in range(k - 1)
+        for j in range(i + 1, k)
+    ]
+    fits += [(np.flatnonzero(fold != j), rows[j]) for j in range(k)]
+    return fold, fits
 
 
-def _fit_loss(
-    estimator: Any, X: Any, y: Any, train: np.ndarray, test: np.ndarray, loss: Loss
-) -> np.ndarray:
-    """Fit a clone of `estimator` on `train` and return the per-point loss on `test`."""
-    model = clone(estimator).fit(_rows(X, train), _rows(y, train))
-    y_pred = getattr(model, loss.response_method)(_rows(X, test))
-    return loss(_rows(y, test), y_pred, getattr(model, "classes_", None))
+def plain_folds(
+    units: np.ndarray | None, n_units: int, n_splits: int, seed: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Draw a fresh partition; return the K (train, test) pairs of its plain K-fold CV.
+
+    Parameters
+    ----------
+    units, n_units, n_splits, seed
+        As in :func:`nested_folds`.
+
+    Returns
+    -------
+    list of (train, test)
+        Fold j trained without fold j and tested on it.
+    """
+    unit_fold = draw_folds(n_units, n_splits, seed)
+    fold = unit_fold if units is None else unit_fold[units]
+    return [(np.flatnonzero(fold != j), np.flatnonzero(fold == j)) for j in range(n_splits)]
 
 
 def _held_out_variance(errors: np.ndarray, units: np.ndarray | None, n_units: int) -> float:
@@ -111,33 +152,27 @@ def _held_out_variance(errors: np.ndarray, units: np.ndarray | None, n_units: in
 
 
 def nested_repetition(
-    estimator: Any,
-    X: Any,
-    y: Any,
+    fold: np.ndarray,
+    fits: list[tuple[np.ndarray, np.ndarray]],
+    losses: list[np.ndarray],
     units: np.ndarray | None,
     n_units: int,
     n_splits: int,
-    seed: int,
-    loss: Loss,
 ) -> Repetition:
-    """Run one repetition of nested CV: K(K−1)/2 pair fits and K outer fits.
+    """Summarise one repetition of nested CV from the test losses of its fits.
 
     Parameters
     ----------
-    estimator : scikit-learn estimator
-        Cloned for every fit.
-    X, y : array-like
-        Features and targets.
+    fold, fits : as returned by :func:`nested_folds`
+        The repetition's partition and its K(K−1)/2 + K (train, test) pairs.
+    losses : list of ndarray
+        The per-point test losses of each pair, in the order of `fits`.
     units : ndarray of int or None
-        Source code ``0 … n_units−1`` of each point, or None when every point is a unit.
+        Source code of each point, or None when every point is a unit.
     n_units : int
         Number of units.
     n_splits : int
         K.
-    seed : int
-        Seed of this repetition's partition.
-    loss : Loss
-        Per-point loss.
 
     Returns
     -------
@@ -145,37 +180,27 @@ def nested_repetition(
         The repetition's a, b, inner and outer errors and bookkeeping.
     """
     k = n_splits
-    unit_fold = draw_folds(n_units, k, seed)
-    fold = unit_fold if units is None else unit_fold[units]
-    rows = [np.flatnonzero(fold == j) for j in range(k)]
-    size = np.array([r.size for r in rows])
+    n_pairs = k * (k - 1) // 2
+    size = np.bincount(fold, minlength=k)
     n = fold.size
     pair_sum = np.zeros((k, k))  # [i, j]: loss sum on fold i of the model without {i, j}
-    inner_losses, inner_rows = [], []
-    for i in range(k - 1):
-        for j in range(i + 1, k):
-            train = np.flatnonzero((fold != i) & (fold != j))
-            test = np.concatenate((rows[i], rows[j]))
-            losses = _fit_loss(estimator, X, y, train, test, loss)
-            pair_sum[i, j] = losses[: size[i]].sum()
-            pair_sum[j, i] = losses[size[i] :].sum()
-            inner_losses.append(losses)
-            inner_rows.append(test)
+    pairs = ((i, j) for i in range(k - 1) for j in range(i + 1, k))
+    for (i, j), pair_losses in zip(pairs, losses[:n_pairs], strict=True):
+        pair_sum[i, j] = pair_losses[: size[i]].sum()
+        pair_sum[j, i] = pair_losses[size[i] :].sum()
     inner = pair_sum.sum(axis=0) / (n - size)  # column j: folds i ≠ j, pooled over points
     outer = np.empty(k)
     b = np.empty(k)
-    plain_sum = 0.0
-    for j in range(k):
-        e_out = _fit_loss(estimator, X, y, np.flatnonzero(fold != j), rows[j], loss)
+    for j, e_out in enumerate(losses[n_pairs:]):
         outer[j] = e_out.mean()
-        plain_sum += e_out.sum()
-        b[j] = _held_out_variance(e_out, None if units is None else units[rows[j]], n_units)
-    every = np.concatenate(inner_losses)
+        test = fits[n_pairs + j][1]
+        b[j] = _held_out_variance(e_out, None if units is None else units[test], n_units)
+    every = np.concatenate(losses[:n_pairs])
     mean = every.mean()
     moments = (float(every.size), float(mean), float(np.sum((every - mean) ** 2)))
     unit_sum = unit_count = None
     if units is not None:
-        tested = units[np.concatenate(inner_rows)]
+        tested = units[np.concatenate([test for _, test in fits[:n_pairs]])]
         unit_sum = np.bincount(tested, weights=every, minlength=n_units)
         unit_count = np.bincount(tested, minlength=n_units).astype(float)
     return Repetition(
@@ -184,45 +209,65 @@ def nested_repetition(
         inner=inner,
         outer=outer,
         size=size,
-        plain_cv=plain_sum / n,
+        plain_cv=float(sum(e_out.sum() for e_out in losses[n_pairs:]) / n),
         inner_moments=moments,
         unit_sum=unit_sum,
         unit_count=unit_count,
-        n_fits=k * (k - 1) // 2 + k,
+        n_fits=n_pairs + k,
     )
 
 
-def plain_repetition(
+def run_block(
     estimator: Any,
     X: Any,
     y: Any,
-    units: np.ndarray | None,
-    n_units: int,
-    n_splits: int,
-    seed: int,
+    design: tuple[np.ndarray | None, int, int],
+    seeds: list[tuple[str, int]],
     loss: Loss,
-) -> tuple[float, int]:
-    """Run one plain K-fold CV on a fresh random partition.
+    batched: bool | None,
+) -> list:
+    """Fit a block of repetitions together (one call of :func:`bayescv.cv.losses_on_folds`).
 
     Parameters
     ----------
-    estimator, X, y, units, n_units, n_splits, seed, loss
-        As in :func:`nested_repetition`.
+    estimator : scikit-learn estimator
+        Cloned for every fit.
+    X, y : array-like
+        Features and targets.
+    design : (units, n_units, n_splits)
+        As in :func:`nested_folds`.
+    seeds : list of ("nested" or "plain", seed)
+        The repetitions of the block, in order.
+    loss : Loss
+        Per-point loss.
+    batched : bool or None
+        Passed to :func:`bayescv.cv.losses_on_folds`.
 
     Returns
     -------
-    error : float
-        The CV error (mean loss over all points).
-    n_fits : int
-        K.
+    list
+        Per repetition: a :class:`Repetition` (nested) or the CV error (plain).
     """
-    unit_fold = draw_folds(n_units, n_splits, seed)
-    fold = unit_fold if units is None else unit_fold[units]
-    total = 0.0
-    for j in range(n_splits):
-        test = np.flatnonzero(fold == j)
-        total += _fit_loss(estimator, X, y, np.flatnonzero(fold != j), test, loss).sum()
-    return total / fold.size, n_splits
+    units, n_units, k = design
+    plans, fits = [], []
+    for kind, seed in seeds:
+        if kind == "nested":
+            fold, rep_fits = nested_folds(units, n_units, k, seed)
+        else:
+            fold, rep_fits = None, plain_folds(units, n_units, k, seed)
+        plans.append((fold, len(fits), len(rep_fits)))
+        fits += rep_fits
+    losses, _ = losses_on_folds(estimator, X, y, fits, loss, batched=batched)
+    out: list = []
+    for fold, start, count in plans:
+        mine = losses[start : start + count]
+        if fold is None:
+            out.append(float(sum(e.sum() for e in mine) / _num_samples(y)))
+        else:
+            out.append(
+                nested_repetition(fold, fits[start : start + count], mine, units, n_units, k)
+            )
+    return out
 
 
 def combine_moments(moments: list[tuple[float, float, float]]) -> np.ndarray:

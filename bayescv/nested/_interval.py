@@ -33,14 +33,18 @@ from sklearn.utils.validation import _num_samples
 from tqdm.auto import tqdm
 
 from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.cv import losses_on_folds
 from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
-from bayescv.nested._core import cluster_se, combine_moments, nested_repetition, plain_repetition
+from bayescv.nested._core import cluster_se, combine_moments, run_block
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]
 
 #: Accepted values of ``bias_correction`` (None switches the correction off).
 BIAS_CORRECTIONS = ("code", "paper")
+
+#: Repetitions fitted together in one batch when the learner can be batched.
+_BATCH_REPETITIONS = 8
 
 _GROUPED_TARGET = (
     "error on new sources of the model fitted on these data (the grouped analogue of "
@@ -98,6 +102,7 @@ def nested_cv(
     random_state: int | np.random.Generator | None = None,
     n_jobs: int | None = None,
     progress: bool = False,
+    batched: bool | None = None,
 ) -> xr.Dataset:
     """Nested-CV interval for the prediction error of the model fitted on these data.
 
@@ -188,6 +193,12 @@ def nested_cv(
         Repetitions run in parallel with joblib; the result is identical for any value.
     progress : bool, default False
         Show a progress bar over repetitions.
+    batched : bool or None, default None
+        Fit the repetitions' training sets together (:func:`bayescv.cv.losses_on_folds`,
+        in blocks of 8 repetitions): None for plain ``LinearRegression`` and ``Ridge``
+        (the same solutions as scikit-learn's to rounding), True also for binary L2
+        ``LogisticRegression`` (``C=inf`` included; the exact optimum, where scikit-learn's
+        solvers stop at their ``tol``), False never. ``attrs["fit_engine"]`` says which ran.
 
     Returns
     -------
@@ -205,7 +216,7 @@ def nested_cv(
         * scalars ``err_ncv``, ``err_cv``, ``bias``, ``mse``, ``naive_se``, ``inflation``
           (as used), ``inflation_raw`` (before clipping);
         * attrs: the settings, ``bias_constant``, ``n_fits`` (all fits made),
-          ``fits_per_replicate``, ``wall_time_s``, ``target_detail`` and provenance.
+          ``fits_per_replicate``, ``fit_engine``, ``wall_time_s``, ``target_detail`` and provenance.
 
         It can be written with ``to_netcdf``.
 
@@ -286,20 +297,27 @@ def nested_cv(
 
     seed = resolve_seed(random_state)
     nested_root, bias_root = child_seeds(seed, 2)
-    common = (X, y, units, n_units, k)
+    _, engine = losses_on_folds(estimator, X, y, [], loss_fn, batched=batched)  # no fit
+    # A job fits several repetitions together when they can be batched; the blocks do not
+    # depend on n_jobs, so neither does the result.
+    block = _BATCH_REPETITIONS if engine == "batched" else 1
+    design = (units, n_units, k)
+    seeds = [("nested", s) for s in child_seeds(nested_root, n_reps)]
+    seeds += [("plain", s) for s in child_seeds(bias_root, n_bias)]
     jobs = [
-        delayed(nested_repetition)(estimator, *common, s, loss_fn)
-        for s in child_seeds(nested_root, n_reps)
-    ] + [
-        delayed(plain_repetition)(estimator, *common, s, loss_fn)
-        for s in child_seeds(bias_root, n_bias)
+        delayed(run_block)(estimator, X, y, design, seeds[i : i + block], loss_fn, batched)
+        for i in range(0, len(seeds), block)
     ]
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    done = list(tqdm(results, total=len(jobs), desc="nested CV", unit="rep", disable=not progress))
+    done: list = []
+    with tqdm(total=len(seeds), desc="nested CV", unit="rep", disable=not progress) as bar:
+        for found in results:
+            done += found
+            bar.update(len(found))
     reps, extra = done[:n_reps], done[n_reps:]
-    n_fits = sum(r.n_fits for r in reps) + sum(f for _, f in extra)
+    n_fits = sum(r.n_fits for r in reps) + n_bias * k
 
-    stats = _summarise(reps, [e for e, _ in extra], n, k, grouped=units is not None)
+    stats = _summarise(reps, extra, n, k, grouped=units is not None)
     se_raw2 = (k - 1) / k * stats["mse"]
     naive = stats["naive_se"]
     if bounds is None:
@@ -343,6 +361,7 @@ def nested_cv(
             "inflation_bounds": "none" if bounds is None else list(bounds),
             "variance_scale": (k - 1) / k,
             "n_fits": int(n_fits),
+            "fit_engine": engine,
             "fits_per_replicate": k + k * (k - 1) // 2,
             "wall_time_s": 0.0,  # set last
             "reference": "Bates, Hastie & Tibshirani (2024), JASA, doi:10.1080/01621459.2023.2197686",
