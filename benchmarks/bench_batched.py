@@ -13,7 +13,9 @@ set: nested CV on Bates et al.'s design (``BatesLogistic``: n = 100, p = 20, unp
 logistic regression, 200 repetitions: 11,400 fits) and the bootstrap refits of
 ``benchmarks/calibrate_bayes.py`` (``MultiSourceLogistic``: 10 sources of 50 points, its
 default ``LogisticRegression(C=1)``, B = 50 bootstrap-replicated leave-one-source-out CV
-runs: 500 fits), with ``batched=False`` (before) and ``batched=True`` (after).
+runs: 500 fits), and one cell of the Geras-Sutton reproduction (``MultiSourceLogistic``, CVR
+with 10 random folds, θ_1 … θ_5, 300 of its replicates through :func:`run_study`, one
+process), with ``batched=False`` (before) and ``batched=True`` (after).
 
 Run by hand::
 
@@ -35,7 +37,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import RepeatedKFold
 
-from bayescv.compare import BatesLogistic, MultiSourceLogistic
+from bayescv.compare import BatesLogistic, MultiSourceLogistic, run_study
 from bayescv.cv import bootstrap_cv_losses
 from bayescv.cv._batched import batched_predictions
 from bayescv.nested import nested_cv
@@ -79,8 +81,15 @@ def workloads() -> list[dict]:
     bates = LogisticRegression(C=np.inf, max_iter=1000, solver="newton-cholesky")
     Xs, ys, groups = MultiSourceLogistic().sample(rng)
     source_learner = MultiSourceLogistic().default_learner()
+    gs = MultiSourceLogistic(10, 50, scheme="random", n_splits=10, source_seed=0)
+    cvr = ["theta_1", "theta_2", "theta_3", "theta_4", "theta_5"]
     rows = []
     for name, run, fits in [
+        (
+            "Geras-Sutton CVR study cell (10 sources x 50, C=1, theta_1..5), 300 replicates",
+            lambda b: run_study(gs, None, cvr, 300, truths=[], random_state=0, batched=b),
+            300 * 10,
+        ),
         (
             "nested CV, Bates et al. (n=100, p=20, C=inf, 200 repetitions)",
             lambda b: nested_cv(bates, X, y, n_repeats=200, level=0.9, random_state=0, batched=b),

@@ -217,3 +217,18 @@ def test_numeric_dataframes_are_batched_like_arrays():
     )
     assert engine_name == "per-fit"
     assert "DataFrame" in reason
+
+
+def test_losses_on_folds_reports_its_engine_and_matches_the_runner():
+    from bayescv.cv import losses_on_folds
+
+    X, y = make_regression(60, 3, noise=1.0, random_state=11)
+    squared = get_loss("squared")
+    assert losses_on_folds(Ridge(), X, y, [], squared) == ([], "batched")
+    pipe = make_pipeline(StandardScaler(), Ridge())
+    assert losses_on_folds(pipe, X, y, [], squared) == ([], "per-fit")
+    folds = _folds(60, k=4)
+    got, engine_name = losses_on_folds(Ridge(), X, y, folds, squared)
+    table = cross_val_losses(Ridge(), X, y, cv=KFold(4, shuffle=True, random_state=0))
+    assert engine_name == "batched"
+    np.testing.assert_allclose(np.concatenate(got), table["loss"].values, rtol=1e-12)

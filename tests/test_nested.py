@@ -531,3 +531,22 @@ def test_batched_results_do_not_depend_on_blocks_or_n_jobs():
     for name in ("a", "b", "err_inner", "err_outer"):
         np.testing.assert_array_equal(short[name].values, long[name].values[:3])
     xr.testing.assert_identical(drop_volatile(long), drop_volatile(two))
+
+
+def test_heavy_tailed_losses_flag_the_nested_interval_and_warn():
+    # Squared errors of Student-t noise with 2 d.f. have tail shape k = 2/2 = 1 (infinite
+    # variance), far above the 0.5 threshold; Gaussian noise gives k = 0.
+    from bayescv.tails import HeavyTailWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3))
+    heavy = X @ [1.0, 2.0, 3.0] + rng.standard_t(2, size=400)
+    light = X @ [1.0, 2.0, 3.0] + rng.standard_normal(400)
+    kw = {"n_splits": 5, "n_repeats": 2, "random_state": 0}
+    with pytest.warns(HeavyTailWarning, match="heavy upper tail"):
+        res = nested_cv(LinearRegression(), X, heavy, **kw)
+    assert "heavy_tail" in res["flag"].item()
+    assert res.attrs["khat"] > 0.5
+    calm = nested_cv(LinearRegression(), X, light, **kw)
+    assert calm["flag"].item() == ""
+    assert calm.attrs["khat"] < 0.5

@@ -51,6 +51,7 @@ class Repetition:
     unit_sum: np.ndarray | None  # (n_units,) sums of inner errors per source (groups only)
     unit_count: np.ndarray | None  # (n_units,) how many inner errors per source
     n_fits: int
+    outer_losses: np.ndarray | None = None  # the K outer folds' losses, fold order, if kept
 
 
 def draw_folds(n_units: int, n_splits: int, seed: int) -> np.ndarray:
@@ -158,6 +159,7 @@ def nested_repetition(
     units: np.ndarray | None,
     n_units: int,
     n_splits: int,
+    keep_losses: bool = False,
 ) -> Repetition:
     """Summarise one repetition of nested CV from the test losses of its fits.
 
@@ -173,6 +175,8 @@ def nested_repetition(
         Number of units.
     n_splits : int
         K.
+    keep_losses : bool, default False
+        Keep the outer folds' per-point losses (a complete K-fold CV) in ``outer_losses``.
 
     Returns
     -------
@@ -214,6 +218,7 @@ def nested_repetition(
         unit_sum=unit_sum,
         unit_count=unit_count,
         n_fits=n_pairs + k,
+        outer_losses=np.concatenate(losses[n_pairs:]) if keep_losses else None,
     )
 
 
@@ -225,6 +230,7 @@ def run_block(
     seeds: list[tuple[str, int]],
     loss: Loss,
     batched: bool | None,
+    keep_first: bool = False,
 ) -> list:
     """Fit a block of repetitions together (one call of :func:`bayescv.cv.losses_on_folds`).
 
@@ -242,6 +248,8 @@ def run_block(
         Per-point loss.
     batched : bool or None
         Passed to :func:`bayescv.cv.losses_on_folds`.
+    keep_first : bool, default False
+        Keep the outer losses of the block's first repetition (for the tail diagnostic).
 
     Returns
     -------
@@ -265,7 +273,15 @@ def run_block(
             out.append(float(sum(e.sum() for e in mine) / _num_samples(y)))
         else:
             out.append(
-                nested_repetition(fold, fits[start : start + count], mine, units, n_units, k)
+                nested_repetition(
+                    fold,
+                    fits[start : start + count],
+                    mine,
+                    units,
+                    n_units,
+                    k,
+                    keep_losses=keep_first and start == 0,
+                )
             )
     return out
 

@@ -36,7 +36,9 @@ from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import losses_on_folds
 from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
 from bayescv.intervals import check_level, interval_dataset, normal_bounds
+from bayescv.losses import from_arrays
 from bayescv.nested._core import cluster_se, combine_moments, run_block
+from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]
 
@@ -216,7 +218,11 @@ def nested_cv(
         * scalars ``err_ncv``, ``err_cv``, ``bias``, ``mse``, ``naive_se``, ``inflation``
           (as used), ``inflation_raw`` (before clipping);
         * attrs: the settings, ``bias_constant``, ``n_fits`` (all fits made),
-          ``fits_per_replicate``, ``fit_engine``, ``wall_time_s``, ``target_detail`` and provenance.
+          ``fits_per_replicate``, ``fit_engine``, ``khat`` (the Pareto k̂ of the first
+          repetition's outer losses, a complete K-fold CV; ``flag`` gains ``heavy_tail``
+          above 0.5 and ``very_heavy_tail`` above 0.7, with one
+          :class:`~bayescv.tails.HeavyTailWarning`), ``wall_time_s``, ``target_detail``
+          and provenance.
 
         It can be written with ``to_netcdf``.
 
@@ -305,7 +311,9 @@ def nested_cv(
     seeds = [("nested", s) for s in child_seeds(nested_root, n_reps)]
     seeds += [("plain", s) for s in child_seeds(bias_root, n_bias)]
     jobs = [
-        delayed(run_block)(estimator, X, y, design, seeds[i : i + block], loss_fn, batched)
+        delayed(run_block)(
+            estimator, X, y, design, seeds[i : i + block], loss_fn, batched, keep_first=i == 0
+        )
         for i in range(0, len(seeds), block)
     ]
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
@@ -377,6 +385,16 @@ def nested_cv(
         "bias_replicate": np.arange(n_bias),
     }
     ds = ds.assign(extras).assign_coords(coords)
+    # The tail of the losses, as for every interval of the package: the first repetition's
+    # outer folds are a complete K-fold CV (every point tested once).
+    first = reps[0]
+    table = from_arrays(
+        first.outer_losses, np.repeat(np.arange(k), first.size), loss_name=loss_fn.name,
+        loss_range=list(loss_range_for(loss_fn, y)),
+    )  # fmt: skip
+    khat = tail_shape(table)["khat_pooled"].values
+    warn_heavy_tail(khat, stacklevel=3)
+    ds = add_tail_flags(ds, khat)
     ds.attrs["wall_time_s"] = time.perf_counter() - started
     return ds
 
