@@ -15,7 +15,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 import bayescv.cv._batched as engine
 import bayescv.cv._fit as cv_fit
@@ -157,7 +157,7 @@ def test_memory_chunks_give_the_same_answer(monkeypatch):
 def test_others_take_the_per_fit_path_and_say_why():
     X, y = make_classification(90, 4, random_state=7)
     assert "not one of" in engine.batching_reason(
-        make_pipeline(StandardScaler(), Ridge()), "predict", auto=False
+        make_pipeline(MinMaxScaler(), Ridge()), "predict", auto=False
     )
     assert "batched=True" in engine.batching_reason(LogisticRegression(), "predict", auto=True)
     assert engine.batching_reason(LogisticRegression(C=np.inf), "predict", auto=False) == ""
@@ -225,10 +225,42 @@ def test_losses_on_folds_reports_its_engine_and_matches_the_runner():
     X, y = make_regression(60, 3, noise=1.0, random_state=11)
     squared = get_loss("squared")
     assert losses_on_folds(Ridge(), X, y, [], squared) == ([], "batched")
-    pipe = make_pipeline(StandardScaler(), Ridge())
+    pipe = make_pipeline(MinMaxScaler(), Ridge())
     assert losses_on_folds(pipe, X, y, [], squared) == ([], "per-fit")
     folds = _folds(60, k=4)
     got, engine_name = losses_on_folds(Ridge(), X, y, folds, squared)
     table = cross_val_losses(Ridge(), X, y, cv=KFold(4, shuffle=True, random_state=0))
     assert engine_name == "batched"
     np.testing.assert_allclose(np.concatenate(got), table["loss"].values, rtol=1e-12)
+
+
+@pytest.mark.parametrize("model", [Ridge(alpha=3.0), LinearRegression()])
+def test_scaled_least_squares_pipelines_equal_scikit_learn(model):
+    # The catalogue's "ridge" is StandardScaler + Ridge: the scaler refitted on every training
+    # set (bootstrap copies counted), a constant column left unscaled (scale 1) as in
+    # scikit-learn's _handle_zeros_in_scale.
+    X, y = make_regression(150, 5, noise=3.0, random_state=12)
+    X = np.column_stack([X * [1.0, 10.0, 100.0, 0.1, 5.0] + 3.0, np.full(150, 2.0)])
+    pipe = make_pipeline(StandardScaler(), model)
+    for run in (cross_val_losses, bootstrap_cv_losses):
+        kw = {"cv": 5, "random_state": 0} | (
+            {"n_bootstrap": 3} if run is bootstrap_cv_losses else {}
+        )
+        fast, slow = run(pipe, X, y, **kw), run(pipe, X, y, batched=False, **kw)
+        assert fast.attrs["fit_engine"] == "batched"
+        np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-9, atol=1e-9)
+
+
+def test_scaled_logistic_pipeline_equals_scikit_learn_at_its_optimum():
+    X, y = make_classification(200, 6, flip_y=0.2, class_sep=0.5, random_state=13)
+    X = X * [1.0, 10.0, 100.0, 0.1, 1.0, 5.0]
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(C=0.5))
+    ref = make_pipeline(
+        StandardScaler(), LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12)
+    )
+    fast = cross_val_losses(pipe, X, y, cv=5, loss="log_loss", random_state=0, batched=True)
+    slow = cross_val_losses(ref, X, y, cv=5, loss="log_loss", random_state=0, batched=False)
+    assert fast.attrs["fit_engine"] == "batched"
+    np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-8)
+    partial = make_pipeline(StandardScaler(with_mean=False), Ridge())
+    assert "with_mean" in engine.batching_reason(partial, "predict", auto=True)

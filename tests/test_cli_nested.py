@@ -88,6 +88,17 @@ def test_options_reach_nested_cv(csv, capsys):
     assert out["inflation_bounds"] is None
     assert out["n_bias_repeats"] == 0
     assert out["n_fits"] == 2 * (4 + 6)
+    assert out["fit_engine"] == "batched"  # ridge on numeric columns: batched by default
+
+
+@pytest.mark.parametrize(("engine", "expected"), [("batched", "batched"), ("per-fit", "per-fit")])
+def test_engine_option_reaches_nested_cv(csv, capsys, engine, expected):
+    path, _ = csv
+    base = ["nested", str(path), "--target", "label", "--n-splits", "4", "--n-repeats", "2"]
+    out = run_json(capsys, [*base, "--engine", engine])
+    assert out["fit_engine"] == expected
+    auto = run_json(capsys, base)
+    assert auto["fit_engine"] == "per-fit"  # logistic regression is batched only on request
 
 
 @pytest.mark.parametrize(

@@ -90,6 +90,14 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not clip the SE inflation factor to [1, sqrt(K)]",
     )
+    p.add_argument(
+        "--engine",
+        choices=("auto", "batched", "per-fit"),
+        default="auto",
+        help="fit the training sets together (batched: linear, ridge and binary logistic "
+        "regression, the exact optimum) or one scikit-learn call each; auto (default) batches "
+        "linear and ridge regression",
+    )
     p.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel repetitions (default: 1)")
     p.add_argument(
@@ -127,6 +135,7 @@ def _run(args: argparse.Namespace) -> int:
             bias_correction=None if args.bias_correction == "none" else args.bias_correction,
             inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
             n_jobs=args.n_jobs, progress=not args.no_progress,
+            batched={"auto": None, "batched": True, "per-fit": False}[args.engine],
         )  # fmt: skip
     except (_InputError, ValueError) as exc:
         message = " ".join(str(exc).split())
@@ -240,6 +249,7 @@ def _summary(result: Any, info: dict[str, Any]) -> dict[str, Any]:
         "n_bias_repeats": int(a["n_bias_repeats"]),
         "n_sources": int(a["n_sources"]),
         "n_fits": int(a["n_fits"]),
+        "fit_engine": a["fit_engine"],
         "wall_time_s": float(a["wall_time_s"]),
         "seed": int(a["seed"]),
     }
@@ -269,7 +279,8 @@ def _table(s: dict[str, Any]) -> str:
         f"(raw {num(s['inflation_raw'])}, {clip}); "
         f"running over the last {len(tail)} repetitions: "
         + (f"{min(tail):.3g} to {max(tail):.3g}" if tail else "n/a"),
-        f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s): "
+        f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s, "
+        f"{s['fit_engine']}): "
         f"{s['n_splits']} folds, nested repetitions {s['n_repeats']}, "
         f"extra plain-CV repetitions {s['n_bias_repeats']}; seed {s['seed']}",
         f"  target     {s['target_detail']}",

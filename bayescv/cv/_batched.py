@@ -26,6 +26,13 @@ same solutions as scikit-learn:
   or a Hessian with a condition number above :data:`MAX_CONDITION`) also go to
   scikit-learn, which warns that it did not converge.
 
+Each of the three may follow a plain :class:`~sklearn.preprocessing.StandardScaler` in a
+two-step pipeline (the catalogue's ``ridge`` and ``logistic``): the scaler's mean and
+standard deviation are those of each training set (bootstrap copies counted, a constant
+column left unscaled as scikit-learn does), the model is fitted on the standardised features
+and its coefficients are returned on the original scale (for logistic regression, the
+penalty ½‖w‖² on the standardised scale is a per-fit diagonal penalty on the original one).
+
 The Newton solution is the exact optimum; scikit-learn's default lbfgs stops at ``tol=1e-4``,
 so its coefficients differ from the optimum by up to about that much. That is why logistic
 regression is batched only when asked (``batched=True``), while least squares and ridge (whose
@@ -43,6 +50,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
 __all__ = ["MAX_CONDITION", "MEMORY_BUDGET", "batched_predictions", "batching_reason"]
 
@@ -62,7 +71,8 @@ def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
     Parameters
     ----------
     estimator : estimator
-        The learner (its exact type counts: subclasses and pipelines are not batched).
+        The learner (its exact type counts: subclasses are not batched). A pipeline of a
+        plain ``StandardScaler`` and one of the three learners is batched too.
     response_method : str
         ``"predict"`` or ``"predict_proba"``, what the loss reads.
     auto : bool
@@ -74,6 +84,9 @@ def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
     str
         The reason, or ``""``.
     """
+    scaler, estimator = _parts(estimator)
+    if scaler is not None and not (scaler.with_mean and scaler.with_std):
+        return "only a StandardScaler with with_mean=True and with_std=True is batched"
     kind = type(estimator)
     if kind not in (LinearRegression, Ridge, LogisticRegression):
         return f"{kind.__name__} is not one of LinearRegression, Ridge, LogisticRegression"
@@ -101,6 +114,26 @@ def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
         if not (np.isfinite(p["alpha"]) and p["alpha"] >= 0):
             return f"alpha must be a finite number >= 0, got {p['alpha']!r}"
     return ""
+
+
+def _parts(estimator: Any) -> tuple[Any, Any]:
+    """``(scaler, model)`` of a two-step ``StandardScaler`` pipeline, else ``(None, estimator)``."""
+    if type(estimator) is Pipeline and len(estimator.steps) == 2:
+        first, last = (step for _, step in estimator.steps)
+        if type(first) is StandardScaler:
+            return first, last
+    return None, estimator
+
+
+def _scales(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """StandardScaler's ``scale_`` on each training set: weighted sd, 1 where it is ~0."""
+    n_w = w.sum(axis=1)[:, None]
+    Xs = X - X.mean(axis=0)  # shifted once: no cancellation in the variance
+    mean = _rowdot(w, Xs) / n_w
+    var = np.maximum(_rowdot(w, Xs**2) / n_w - mean**2, 0.0)
+    sd = np.sqrt(var)
+    # scikit-learn's rule for constant features (_handle_zeros_in_scale).
+    return np.where(sd < 10 * np.finfo(float).eps, 1.0, sd)
 
 
 def _counts(folds: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
@@ -160,8 +193,12 @@ def _linear(beta: np.ndarray, A: np.ndarray) -> np.ndarray:
     return np.matmul(A, beta[:, :, None])[:, :, 0]
 
 
-def _least_squares(X, y, w, alpha, intercept):
-    """Coefficients (B, p) and intercepts (B,) of weighted ridge fits; NaN rows: not solved."""
+def _least_squares(X, y, w, alpha, intercept, scale=None):
+    """Coefficients (B, p) and intercepts (B,) of weighted ridge fits; NaN rows: not solved.
+
+    With `scale` (B, p), the fit is on the standardised features x / scale (a StandardScaler
+    before the model; the centring is the intercept's), returned on the original scale.
+    """
     n_w = w.sum(axis=1)
     if intercept:
         mx, my = X.mean(axis=0), y.mean()
@@ -175,6 +212,9 @@ def _least_squares(X, y, w, alpha, intercept):
         G = _training_gram(w, X)
         c = _rowdot(w, X * y[:, None])
     p = X.shape[1]
+    if scale is not None:
+        G = G / (scale[:, :, None] * scale[:, None, :])
+        c = c / scale
     A = G + alpha * np.eye(p)
     coef = np.full((w.shape[0], p), np.nan)
     # With alpha > 0 every eigenvalue is at least alpha and at most the trace: when
@@ -187,6 +227,8 @@ def _least_squares(X, y, w, alpha, intercept):
         ok[check] = (eig[:, 0] > 0) & (eig[:, -1] <= MAX_CONDITION * np.maximum(eig[:, 0], 1e-300))
     if ok.any():
         coef[ok] = np.linalg.solve(A[ok], c[ok][..., None])[..., 0]
+    if scale is not None:
+        coef = coef / scale
     if intercept:
         b = (sy / n_w + my) - np.einsum("bi,bi->b", sx / n_w[:, None] + mx, coef)
     else:
@@ -194,7 +236,7 @@ def _least_squares(X, y, w, alpha, intercept):
     return coef, b
 
 
-def _logistic(X, t, w, C, intercept, *, warm=True):
+def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
     """Batched Newton on C Σ w·logloss + ½‖coef‖²; returns (coef, b, converged).
 
     Each fit leaves the batch once converged (gradient at rounding level, or a Newton step
@@ -202,47 +244,54 @@ def _logistic(X, t, w, C, intercept, *, warm=True):
     the gradient still large; its row is NaN and scikit-learn refits it). With `warm`, every
     fit starts from the fit to all rows (training sets overlap most of the data, so about
     half the Newton steps are saved); that start depends on the data only, never on which
-    training sets share the batch.
+    training sets share the batch. With `scale` (B, p) the fit is on the standardised
+    features x / scale: on the original features that is the penalty ½ Σ scale²·coef².
     """
     B, p = w.shape[0], X.shape[1]
     Xa = np.hstack([X, np.ones((X.shape[0], 1))]) if intercept else X
     q = Xa.shape[1]
-    penalty = np.ones(q)
+    penalty = np.ones((B, q))
+    if scale is not None:
+        penalty[:, :p] = scale**2
     if intercept:
-        penalty[-1] = 0.0
-    scale = 1.0 if np.isinf(C) else C
+        penalty[:, -1] = 0.0
+    weight = 1.0 if np.isinf(C) else C
     reg = 0.0 if np.isinf(C) else 1.0
-    ridge = reg * np.diag(penalty)
 
-    def objective(beta, weights):
+    def objective(beta, weights, pen):
         z = _linear(beta, Xa)
         loglik = np.einsum("bn,bn->b", weights, np.logaddexp(0.0, z) - t * z)
-        return scale * loglik + 0.5 * reg * ((beta**2) @ penalty)
+        return weight * loglik + 0.5 * reg * np.einsum("bi,bi->b", beta**2, pen)
 
     beta = np.zeros((B, q))
     if warm:
-        coef0, b0, ok0 = _logistic(X, t, np.ones((1, X.shape[0])), C, intercept, warm=False)
+        ones = np.ones((1, X.shape[0]))
+        scale0 = None if scale is None else _scales(X, ones)
+        coef0, b0, ok0 = _logistic(X, t, ones, C, intercept, warm=False, scale=scale0)
         if ok0[0]:
             beta[:] = np.append(coef0[0], b0[0]) if intercept else coef0[0]
-    f = objective(beta, w)
+    f = objective(beta, w, penalty)
     converged = np.zeros(B, dtype=bool)
     failed = np.zeros(B, dtype=bool)
-    tol = _NEWTON_TOL * np.maximum(1.0, scale * w.sum(axis=1))
+    tol = _NEWTON_TOL * np.maximum(1.0, weight * w.sum(axis=1))
     for _ in range(_NEWTON_MAX_ITER):
         idx = np.flatnonzero(~(converged | failed))
         if idx.size == 0:
             break
         ba, wa = beta[idx], w[idx]
         prob = expit(_linear(ba, Xa))
-        g = scale * _rowdot(wa * (prob - t), Xa) + reg * ba * penalty
+        pen = penalty[idx]
+        g = weight * _rowdot(wa * (prob - t), Xa) + reg * ba * pen
         gmax = np.abs(g).max(axis=1)
         done = gmax <= tol[idx]
         converged[idx[done]] = True
         keep = ~done
         idx, ba, wa, g, prob, gmax = idx[keep], ba[keep], wa[keep], g[keep], prob[keep], gmax[keep]
+        pen = pen[keep]
         if idx.size == 0:
             break
-        H = scale * _gram(wa * prob * (1.0 - prob), Xa) + ridge
+        H = weight * _gram(wa * prob * (1.0 - prob), Xa)
+        H[:, np.arange(q), np.arange(q)] += reg * pen
         H += 1e-12 * np.eye(q) * np.trace(H, axis1=1, axis2=2)[:, None, None] / q
         step = -np.linalg.solve(H, g[..., None])[..., 0]
         decrease = -np.einsum("bi,bi->b", g, step)  # twice the predicted decrease
@@ -253,9 +302,8 @@ def _logistic(X, t, w, C, intercept, *, warm=True):
         unresolved = decrease <= 1e-12 * np.maximum(1.0, np.abs(f[idx]))
         beta[idx[small | unresolved]] += step[small | unresolved]
         converged[idx[small]] = True
-        f[idx[unresolved & ~small]] = objective(
-            beta[idx[unresolved & ~small]], wa[unresolved & ~small]
-        )
+        moved = unresolved & ~small
+        f[idx[moved]] = objective(beta[idx[moved]], wa[moved], pen[moved])
         big = ~(small | unresolved)
         idx, ba, g, step, gmax = idx[big], ba[big], g[big], step[big], gmax[big]
         slope = -1e-4 * decrease[big]
@@ -265,7 +313,7 @@ def _logistic(X, t, w, C, intercept, *, warm=True):
             if pending.size == 0:
                 break
             trial = ba[pending] + size * step[pending]
-            ft = objective(trial, w[idx[pending]])
+            ft = objective(trial, w[idx[pending]], penalty[idx[pending]])
             good = (ft <= f[idx[pending]] + size * slope[pending]) & (ft < f[idx[pending]])
             beta[idx[pending[good]]] = trial[good]
             f[idx[pending[good]]] = ft[good]
@@ -339,11 +387,13 @@ def _batched_predictions(estimator, X, y, folds, response_method):
     y = np.asarray(y)
     n, p = X.shape
     out: list[tuple[Any, np.ndarray | None] | None] = [None] * len(folds)
+    scaler, estimator = _parts(estimator)
     params = estimator.get_params()
     intercept = bool(params["fit_intercept"])
     for part in _chunks(len(folds), n, p):
         chunk = list(folds[part])
         w = _counts(chunk, n)
+        scale = None if scaler is None else _scales(X, w)
         if isinstance(estimator, LogisticRegression):
             classes = np.unique(y)
             if classes.size != 2:
@@ -353,11 +403,11 @@ def _batched_predictions(estimator, X, y, folds, response_method):
             present = (positives > 0) & (positives < w.sum(axis=1))  # both classes trained
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                coef, b, ok = _logistic(X, t, w, float(params["C"]), intercept)
+                coef, b, ok = _logistic(X, t, w, float(params["C"]), intercept, scale=scale)
             ok &= present
         else:
             alpha = float(params["alpha"]) if isinstance(estimator, Ridge) else 0.0
-            coef, b = _least_squares(X, y.astype(float), w, alpha, intercept)
+            coef, b = _least_squares(X, y.astype(float), w, alpha, intercept, scale)
             ok = np.isfinite(coef).all(axis=1)
         # The linear predictor of every row for every fit (one product per fit, as in
         # _gram), then each fit's test rows.

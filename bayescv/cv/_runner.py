@@ -134,12 +134,14 @@ def cross_val_losses(
         Show a progress bar over fits.
     batched : bool or None, default None
         Fit the folds together in numpy instead of one scikit-learn call each
-        (:mod:`bayescv.cv._batched`): by default for plain ``LinearRegression`` and ``Ridge``
-        (direct solvers: the same solutions to rounding), with True also for binary L2
-        ``LogisticRegression`` with finite C (the exact optimum, where scikit-learn's lbfgs
-        stops at its ``tol``), False never. Other learners, options, fit parameters,
-        non-numpy data and fits the engine cannot solve (ill-conditioned, not converged) take
-        the per-fit path. The table's ``fit_engine`` attribute says which ran.
+        (:mod:`bayescv.cv._batched`): by default for ``LinearRegression`` and ``Ridge``, alone
+        or after a ``StandardScaler`` in a pipeline (direct solvers: the same solutions to
+        rounding), with True also for binary L2
+        ``LogisticRegression``, ``C=inf`` included (the exact optimum, where scikit-learn's
+        solvers stop at their ``tol``), False never. Other learners, options, fit
+        parameters, data other than numeric arrays and DataFrames, and fits without a unique
+        solution (ill-conditioned, separable, not converged) take the per-fit path. The
+        table's ``fit_engine`` attribute says which ran.
 
     Returns
     -------
@@ -273,13 +275,7 @@ def bootstrap_cv_losses(
     progress : bool, default False
         Show a progress bar over fits.
     batched : bool or None, default None
-        Fit the folds together in numpy instead of one scikit-learn call each
-        (:mod:`bayescv.cv._batched`): by default for plain ``LinearRegression`` and ``Ridge``
-        (direct solvers: the same solutions to rounding), with True also for binary L2
-        ``LogisticRegression`` with finite C (the exact optimum, where scikit-learn's lbfgs
-        stops at its ``tol``), False never. Other learners, options, fit parameters,
-        non-numpy data and fits the engine cannot solve (ill-conditioned, not converged) take
-        the per-fit path. The table's ``fit_engine`` attribute says which ran.
+        As in :func:`cross_val_losses`; the table's ``fit_engine`` attribute says which ran.
 
     Returns
     -------
