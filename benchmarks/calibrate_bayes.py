@@ -159,6 +159,7 @@ def study(sc, methods, n, args, options, seed, truths, name) -> xr.Dataset:
     return run_study(
         sc, None, methods, n, level=LEVEL, truths=truths, method_options=options,
         random_state=seed, n_jobs=args.n_jobs, store=store_path(args, name),
+        batched=True if args.batched else None,
         progress=not args.no_progress, error_score=np.nan,
     )  # fmt: skip
 
@@ -418,6 +419,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--batched", action="store_true",
+        help="batch the logistic fits of the CV and bootstrap tables (run_study(batched=True))",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.m is None:
         args.m = [50] if args.design == "fixed" else [10, 50, 200]

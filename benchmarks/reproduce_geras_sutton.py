@@ -78,6 +78,7 @@ def one_study(scenario, learner, methods, args, store: Path, n: int) -> dict[str
     study = run_study(
         scenario, learner, methods, n, random_state=args.random_state, truths=[],
         n_jobs=args.n_jobs, store=store, progress=not args.no_progress,
+        batched=True if args.batched else None,
     )  # fmt: skip
     s = summarize(study)
     dec = decompose(study)
@@ -325,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
         "--cvr-scenarios", nargs="+", help="scenarios whose CVR studies get --cvr-replicates"
     )
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--batched", action="store_true",
+        help="batch the logistic fits too (run_study(batched=True); ridge is batched anyway)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     started = time.perf_counter()
     command = "python benchmarks/reproduce_geras_sutton.py " + " ".join(
