@@ -264,3 +264,13 @@ def test_scaled_logistic_pipeline_equals_scikit_learn_at_its_optimum():
     np.testing.assert_allclose(fast["loss"].values, slow["loss"].values, rtol=1e-8)
     partial = make_pipeline(StandardScaler(with_mean=False), Ridge())
     assert "with_mean" in engine.batching_reason(partial, "predict", auto=True)
+
+
+def test_features_too_large_to_square_take_the_per_fit_path():
+    # Gram matrices sum n squares: features near sqrt(max float) would overflow them, and
+    # scikit-learn's path names that problem (tests/test_bad_input_tables.py).
+    X, y = make_regression(40, 2, random_state=14)
+    for bad in (X * 1e200, np.where(np.eye(40, 2) > 0, np.nan, X)):
+        name, reason = cv_fit.fit_engine(Ridge(), get_loss("squared"), None, False, None, bad, y)
+        assert name == "per-fit"
+        assert "too large" in reason

@@ -258,7 +258,13 @@ def fit_engine(
     if not (getattr(y, "ndim", 0) == 1 and isinstance(getattr(y, "dtype", None), np.dtype)):
         return "per-fit", "y is not a 1-d numpy array or Series"
     reason = batching_reason(estimator, loss.response_method, auto=batched is None)
-    return ("per-fit", reason) if reason else ("batched", "")
+    if reason:
+        return "per-fit", reason
+    # Sums of n squares must stay finite; scikit-learn's path reports NaN, inf and overflow.
+    largest = float(np.max(np.abs(np.asarray(X, dtype=float)), initial=0.0))
+    if not largest < np.sqrt(np.finfo(np.float64).max / 16 / max(_num_samples(X), 1)):
+        return "per-fit", "features too large (or not finite) for sums of their squares"
+    return "batched", ""
 
 
 def _numeric_table(X: Any) -> bool:
