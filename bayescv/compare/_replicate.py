@@ -78,7 +78,7 @@ def _cross_validate(spec: _Spec, learner: Any, draw: Any, folds: list, keep: boo
     :func:`bayescv.moments.block_moments`, so a replicate's closed-form intervals equal
     ``cv_intervals(cross_val_losses(...))`` on the same data and folds.
     """
-    values, models = _fold_losses(
+    values, models, _ = _fold_losses(
         learner, draw.X, draw.y, folds, spec.loss, return_estimator=keep, batched=spec.batched
     )
     tests = [test for _, test in folds]

@@ -293,7 +293,11 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
         H = weight * _gram(wa * prob * (1.0 - prob), Xa)
         H[:, np.arange(q), np.arange(q)] += reg * pen
         H += 1e-12 * np.eye(q) * np.trace(H, axis1=1, axis2=2)[:, None, None] / q
-        step = -np.linalg.solve(H, g[..., None])[..., 0]
+        try:
+            step = -np.linalg.solve(H, g[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a singular Hessian in the batch: scikit-learn refits
+            failed[idx] = True
+            continue
         decrease = -np.einsum("bi,bi->b", g, step)  # twice the predicted decrease
         # Quadratic convergence: a step this small means the optimum to rounding. When the
         # predicted decrease is below what the objective resolves (1e-12 of it), the line

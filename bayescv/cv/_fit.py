@@ -106,7 +106,7 @@ def _fold_losses(
     return_estimator: bool = False,
     progress: bool = False,
     batched: bool | None = None,
-) -> tuple[list[np.ndarray], list[Any] | None]:
+) -> tuple[list[np.ndarray], list[Any] | None, str]:
     """Fit a clone of `estimator` on each fold's training rows and score its test rows.
 
     Parameters
@@ -138,6 +138,9 @@ def _fold_losses(
         Per-point losses of each fold's test rows, in fold order.
     estimators : list of estimators or None
         The fitted models in fold order, if `return_estimator`.
+    engine : {"batched", "per-fit"}
+        What :func:`fit_engine` chose (folds the batched engine cannot solve are refitted
+        one by one in either case).
 
     Raises
     ------
@@ -148,7 +151,8 @@ def _fold_losses(
     _check_response(estimator, loss)
     params = dict(fit_params or {})
     batch: list = [None] * len(folds)
-    if fit_engine(estimator, loss, params, return_estimator, batched, X, y)[0] == "batched":
+    engine, _ = fit_engine(estimator, loss, params, return_estimator, batched, X, y)
+    if engine == "batched":
         batch = batched_predictions(
             estimator, np.asarray(X), np.asarray(y), folds, loss.response_method
         )
@@ -170,7 +174,7 @@ def _fold_losses(
     done = list(tqdm(results, total=len(rest), desc="CV fits", unit="fit", disable=not progress))
     for i, (values, _) in zip(rest, done, strict=True):
         losses[i] = values
-    return losses, [model for _, model in done] if return_estimator else None
+    return losses, [model for _, model in done] if return_estimator else None, engine
 
 
 def losses_on_folds(
@@ -228,8 +232,7 @@ def losses_on_folds(
     ([(5,), (5,)], 'batched')
     """
     folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]
-    engine, _ = fit_engine(estimator, loss, None, False, batched, X, y)
-    losses, _ = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
+    losses, _, engine = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
     return losses, engine
 
 
@@ -262,7 +265,7 @@ def fit_engine(
         return "per-fit", reason
     # Sums of n squares must stay finite; scikit-learn's path reports NaN, inf and overflow.
     largest = float(np.max(np.abs(np.asarray(X, dtype=float)), initial=0.0))
-    if not largest < np.sqrt(np.finfo(np.float64).max / 16 / max(_num_samples(X), 1)):
+    if not largest < _SQUARE_LIMIT / 4 / np.sqrt(max(_num_samples(X), 1)):
         return "per-fit", "features too large (or not finite) for sums of their squares"
     return "batched", ""
 

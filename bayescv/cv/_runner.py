@@ -21,7 +21,7 @@ from sklearn.utils import _safe_indexing, indexable
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.cv._fit import _check_features, _fold_losses, _route_params, fit_engine
+from bayescv.cv._fit import _check_features, _fold_losses, _route_params
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
     _check_partition,
@@ -363,11 +363,10 @@ def _run(
 ) -> xr.Dataset:  # fmt: skip
     """Fit every fold of every plan in parallel and assemble the loss table."""
     tasks = [fold for plan in plans for fold in plan.folds]
-    values, models = _fold_losses(
+    values, models, engine = _fold_losses(
         estimator, X, y, tasks, loss_fn, fit_params=fit_params, n_jobs=n_jobs,
         return_estimator=return_estimator, progress=progress, batched=batched,
     )  # fmt: skip
-    engine, _ = fit_engine(estimator, loss_fn, fit_params, return_estimator, batched, X, y)
 
     source = None if groups is None else np.asarray(groups)
     by_fold_labels = source is not None and all(

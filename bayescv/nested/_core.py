@@ -76,6 +76,12 @@ def draw_folds(n_units: int, n_splits: int, seed: int) -> np.ndarray:
     return fold
 
 
+def _point_folds(units: np.ndarray | None, n_units: int, n_splits: int, seed: int) -> np.ndarray:
+    """Fold of each point: a partition of the units (:func:`draw_folds`), spread to points."""
+    unit_fold = draw_folds(n_units, n_splits, seed)
+    return unit_fold if units is None else unit_fold[units]
+
+
 def nested_folds(
     units: np.ndarray | None, n_units: int, n_splits: int, seed: int
 ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
@@ -101,8 +107,7 @@ def nested_folds(
         i then fold j; then for each j: trained without fold j, tested on it.
     """
     k = n_splits
-    unit_fold = draw_folds(n_units, k, seed)
-    fold = unit_fold if units is None else unit_fold[units]
+    fold = _point_folds(units, n_units, k, seed)
     rows = [np.flatnonzero(fold == j) for j in range(k)]
     fits = [
         (np.flatnonzero((fold != i) & (fold != j)), np.concatenate((rows[i], rows[j])))
@@ -128,8 +133,7 @@ def plain_folds(
     list of (train, test)
         Fold j trained without fold j and tested on it.
     """
-    unit_fold = draw_folds(n_units, n_splits, seed)
-    fold = unit_fold if units is None else unit_fold[units]
+    fold = _point_folds(units, n_units, n_splits, seed)
     return [(np.flatnonzero(fold != j), np.flatnonzero(fold == j)) for j in range(n_splits)]
 
 
