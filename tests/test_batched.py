@@ -18,6 +18,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 import bayescv.cv._batched as engine
+import bayescv.cv._batched_algebra as algebra
 import bayescv.cv._fit as cv_fit
 from bayescv.cv import bootstrap_cv_losses, cross_val_losses, get_loss
 
@@ -39,6 +40,65 @@ def test_least_squares_equal_scikit_learn(est, intercept):
         ref = est.set_params(fit_intercept=intercept).fit(X[tr], y[tr])
         np.testing.assert_allclose(coef[k], ref.coef_, rtol=0, atol=1e-6)
         np.testing.assert_allclose(b[k], ref.intercept_, rtol=0, atol=1e-6)
+
+
+@pytest.fixture
+def woodbury_calls(monkeypatch):
+    """Count the fits solved by the Woodbury path (it must be the one under test)."""
+    calls = []
+
+    def spy(Xa, y, left_out, penalty):
+        calls.append(left_out.shape[0])
+        return algebra.ridge_by_woodbury(Xa, y, left_out, penalty)
+
+    monkeypatch.setattr(engine, "ridge_by_woodbury", spy)
+    return calls
+
+
+def test_ridge_by_woodbury_equals_each_training_sets_normal_equations(woodbury_calls):
+    # Unequal folds (105 rows in 10 folds: 10 or 11 left out) and a training set of all rows
+    # (none left out); reference: each training set's own Gram matrix, solved directly.
+    X, y = make_regression(105, 12, noise=2.0, random_state=3)
+    folds = [*_folds(105), (np.arange(105), np.arange(5))]
+    w = engine._counts(folds, 105)
+    for intercept in (False, True):
+        coef, b = engine._least_squares(X, y, w, 2.0, intercept)
+        ref_coef, ref_b = engine._normal_equations(X, y, w, 2.0, intercept)
+        np.testing.assert_allclose(coef, ref_coef, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(b, ref_b, rtol=0, atol=1e-10)
+    # A fit's arithmetic is its own: the same folds in a different batch, bit for bit.
+    coef_some, b_some = engine._least_squares(X, y, w[[3, 10, 7]], 2.0, True)
+    np.testing.assert_array_equal(coef_some, coef[[3, 10, 7]])
+    np.testing.assert_array_equal(b_some, b[[3, 10, 7]])
+    assert woodbury_calls == [11, 11, 3]
+
+
+def test_ridge_by_woodbury_at_high_leverage_and_its_fallback(monkeypatch, woodbury_calls):
+    # Row 0 alone carries feature 5: without it, the Woodbury system has leverage 1 − 1e-8
+    # (1/(1 − h) = 1e8). The training set's own system is as ill-conditioned, and the
+    # solution is as accurate as scikit-learn's.
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=(60, 5)), np.r_[1e3, np.zeros(59)]])
+    y = X[:, :5] @ rng.normal(size=5) + rng.normal(size=60)
+    folds = _folds(60)  # 6 rows out, 7 coefficients: the Woodbury path
+    w = engine._counts(folds, 60)
+    coef, b = engine._least_squares(X, y, w, 1e-2, True)
+    assert woodbury_calls == [10]
+    for k, (tr, _) in enumerate(folds):
+        ref = Ridge(alpha=1e-2).fit(X[tr], y[tr])
+        np.testing.assert_allclose(coef[k], ref.coef_, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(b[k], ref.intercept_, rtol=0, atol=1e-6)
+    # A fit that fails its residual check is solved by its own normal equations.
+    monkeypatch.setattr(algebra, "MAX_RESIDUAL", -1.0)
+    Xa = np.hstack([X - X.mean(axis=0), np.ones((60, 1))])
+    beta, ok = algebra.ridge_by_woodbury(Xa, y - y.mean(), w == 0, np.r_[np.full(6, 1e-2), 0.0])
+    assert not ok.any()
+    assert np.isnan(beta).all()
+    coef, b = engine._least_squares(X, y, w, 1e-2, True)
+    assert woodbury_calls == [10, 10]
+    ref_coef, ref_b = engine._normal_equations(X, y, w, 1e-2, True)
+    np.testing.assert_array_equal(coef, ref_coef)
+    np.testing.assert_array_equal(b, ref_b)
 
 
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])

@@ -14,12 +14,18 @@ same solutions as scikit-learn:
   LinearRegression's scikit-learn solution is the minimum-norm least-squares one; a training
   set whose Gram matrix is singular or has a condition number above :data:`MAX_CONDITION` is
   refitted by scikit-learn itself (the per-fit path), so no answer differs silently.
+  Ridge without a scaler on K-fold-like training sets (every row in once or out, at most
+  a third out, and no more rows out than coefficients) skips the per-fit Gram matrices: one inverse for all the rows, downdated
+  for each training set's left-out rows by the Woodbury identity
+  (:func:`~bayescv.cv._batched_algebra.ridge_by_woodbury`).
 * binary :class:`~sklearn.linear_model.LogisticRegression` (L2 penalty, ``l1_ratio=0``,
   ``C`` > 0 including ``C=inf``, no ``class_weight``): batched Newton steps with step halving
   on scikit-learn's objective C Σᵢ logloss(yᵢ, xᵢᵀw + b) + ½‖w‖² (intercept not penalised;
   no penalty term at ``C=inf``), until the gradient is at rounding level or a Newton step
-  changes no coefficient by more than 1e-9 of its size (8 steps or fewer at n = 100,
-  p = 20). A training set that has not converged in 40 steps or lacks one of the two
+  changes no coefficient by more than 1e-8 of its size (about 5 steps at n = 100, p = 20;
+  coefficients within about 1e-10 of scikit-learn's newton-cholesky at ``tol=1e-14``). A
+  fit's Hessian is recomputed only while its steps are large (the first one, at the common
+  start, is one Gram matrix downdated per fit). A training set that has not converged in 40 steps or lacks one of the two
   classes is refitted by scikit-learn, which raises or warns as it always does. Without a
   penalty a separable or quasi-separable training set has no finite optimum, and collinear
   features leave a flat direction: those fits (all margins of one sign, a margin beyond 30,
@@ -52,6 +58,8 @@ from scipy.special import expit
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+
+from bayescv.cv._batched_algebra import gram, linear, ridge_by_woodbury, rowdot, training_gram
 
 __all__ = ["MAX_CONDITION", "MEMORY_BUDGET", "batched_predictions", "batching_reason"]
 
@@ -129,8 +137,8 @@ def _scales(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     """StandardScaler's ``scale_`` on each training set: weighted sd, 1 where it is ~0."""
     n_w = w.sum(axis=1)[:, None]
     Xs = X - X.mean(axis=0)  # shifted once: no cancellation in the variance
-    mean = _rowdot(w, Xs) / n_w
-    var = np.maximum(_rowdot(w, Xs**2) / n_w - mean**2, 0.0)
+    mean = rowdot(w, Xs) / n_w
+    var = np.maximum(rowdot(w, Xs**2) / n_w - mean**2, 0.0)
     sd = np.sqrt(var)
     # scikit-learn's rule for constant features (_handle_zeros_in_scale).
     return np.where(sd < 10 * np.finfo(float).eps, 1.0, sd)
@@ -147,7 +155,7 @@ def _counts(folds: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarra
 def _chunks(n_folds: int, n: int, p: int) -> list[slice]:
     """Slices of folds whose arrays fit the budget.
 
-    Per fold: the weighted design of :func:`_gram` (n × (p + 1) floats), a few length-n rows
+    Per fold: the weighted design of :func:`~bayescv.cv._batched_algebra.gram` (n × (p + 1) floats), a few length-n rows
     (weights, linear predictor, probabilities) and a few (p + 1)² matrices.
     """
     per_fold = 8 * (n * (p + 1) + 6 * n + 4 * (p + 1) ** 2)
@@ -155,67 +163,60 @@ def _chunks(n_folds: int, n: int, p: int) -> list[slice]:
     return [slice(i, min(i + size, n_folds)) for i in range(0, n_folds, size)]
 
 
-def _gram(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """Weighted Gram matrices Aᵀ diag(w_b) A for each row w_b of `weights`.
-
-    One matrix product per training set, of the same shape whatever the batch, run with a
-    single BLAS thread (:func:`batched_predictions` sets it): each fit's rounding depends
-    neither on which folds share its batch nor on ``n_jobs``.
-    """
-    return np.matmul(A.T[None, :, :] * weights[:, None, :], A)
-
-
-def _training_gram(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """Weighted Gram matrices, by downdating AᵀA when each training set leaves out few rows.
-
-    A K-fold training set is all rows but its test rows: its Gram matrix is AᵀA less the
-    test rows' own, (K−1)× less work than :func:`_gram`. Used when every weight is 0 or 1
-    and at most a third of the rows are left out; the full product and each fit's downdate
-    do not depend on the batch, so neither does the result.
-    """
-    left_out = weights == 0
-    n_out = left_out.sum(axis=1)
-    binary = np.all(left_out | (weights == 1))
-    if not binary or 3 * n_out.max() > A.shape[0]:
-        return _gram(weights, A)
-    order = np.argsort(~left_out, axis=1, kind="stable")[:, : n_out.max()]  # left out first
-    rows = A[order] * np.take_along_axis(left_out, order, axis=1)[:, :, None]  # pad rows: 0
-    return (A.T @ A)[None] - np.matmul(rows.transpose(0, 2, 1), rows)
-
-
-def _rowdot(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """Σ_n w_bn A_n· for each b: one matrix-vector product per row of `weights`."""
-    return np.matmul(weights[:, None, :], A)[:, 0, :]
-
-
-def _linear(beta: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """Return A β_b for each row β_b of `beta`, shape (B, n): one product per fit."""
-    return np.matmul(A, beta[:, :, None])[:, :, 0]
-
-
 def _least_squares(X, y, w, alpha, intercept, scale=None):
     """Coefficients (B, p) and intercepts (B,) of weighted ridge fits; NaN rows: not solved.
 
     With `scale` (B, p), the fit is on the standardised features x / scale (a StandardScaler
     before the model; the centring is the intercept's), returned on the original scale.
+    Ridge on K-fold-like training sets (each row in or out, at most a third out and at
+    most as many as there are coefficients) is solved
+    from the inverse for all the rows
+    (:func:`~bayescv.cv._batched_algebra.ridge_by_woodbury`); a fit failing its residual
+    check there, and every other fit, by its own normal equations.
     """
+    left_out = w == 0
+    simple = scale is None and alpha > 0 and np.all(left_out | (w == 1))
+    # Woodbury solves an m × m system per fit (m rows left out), the direct path a q × q
+    # one: it pays while m is at most q.
+    width = left_out.sum(axis=1).max(initial=0)
+    if not simple or width > X.shape[1] + intercept or 3 * width > X.shape[0]:
+        return _normal_equations(X, y, w, alpha, intercept, scale)
+    p = X.shape[1]
+    if intercept:  # an unpenalised column of ones: the training means' centring, exactly
+        mx, my = X.mean(axis=0), y.mean()
+        Xa, ya = np.hstack([X - mx, np.ones((X.shape[0], 1))]), y - my
+    else:
+        Xa, ya = X, y
+    if np.sum(Xa[:, :p] ** 2) > MAX_CONDITION * alpha:  # possibly ill-conditioned: as below
+        return _normal_equations(X, y, w, alpha, intercept, scale)
+    beta, ok = ridge_by_woodbury(Xa, ya, left_out, np.r_[np.full(p, alpha), [0.0] * intercept])
+    coef = beta[:, :p]
+    b = beta[:, p] + my - np.einsum("bi,i->b", coef, mx) if intercept else np.zeros(len(w))
+    if not ok.all():
+        coef[~ok], b[~ok] = _normal_equations(X, y, w[~ok], alpha, intercept)
+    return coef, b
+
+
+def _normal_equations(X, y, w, alpha, intercept, scale=None):
+    """:func:`_least_squares` by each training set's Gram matrix (any weights)."""
     n_w = w.sum(axis=1)
     if intercept:
         mx, my = X.mean(axis=0), y.mean()
         Xs, ys = X - mx, y - my
-        sx = _rowdot(w, Xs)
-        sy = _rowdot(w, ys[:, None])[:, 0]
-        G = _training_gram(w, Xs)
-        G -= np.einsum("bi,bj->bij", sx, sx) / n_w[:, None, None]
-        c = _rowdot(w, Xs * ys[:, None]) - sx * (sy / n_w)[:, None]
+        sx = rowdot(w, Xs)
+        sy = rowdot(w, ys[:, None])[:, 0]
+        G = training_gram(w, Xs)
+        G -= sx[:, :, None] * (sx / n_w[:, None])[:, None, :]
+        c = rowdot(w, Xs * ys[:, None]) - sx * (sy / n_w)[:, None]
     else:
-        G = _training_gram(w, X)
-        c = _rowdot(w, X * y[:, None])
+        G = training_gram(w, X)
+        c = rowdot(w, X * y[:, None])
     p = X.shape[1]
     if scale is not None:
-        G = G / (scale[:, :, None] * scale[:, None, :])
+        G /= scale[:, :, None] * scale[:, None, :]
         c = c / scale
-    A = G + alpha * np.eye(p)
+    A = G  # the normal equations' matrix, in place
+    A[:, np.arange(p), np.arange(p)] += alpha
     coef = np.full((w.shape[0], p), np.nan)
     # With alpha > 0 every eigenvalue is at least alpha and at most the trace: when
     # trace/alpha is below the bound no eigen-decomposition is needed.
@@ -225,7 +226,9 @@ def _least_squares(X, y, w, alpha, intercept, scale=None):
     if check.any():
         eig = np.linalg.eigvalsh(A[check])
         ok[check] = (eig[:, 0] > 0) & (eig[:, -1] <= MAX_CONDITION * np.maximum(eig[:, 0], 1e-300))
-    if ok.any():
+    if ok.all():
+        coef = np.linalg.solve(A, c[..., None])[..., 0]
+    elif ok.any():
         coef[ok] = np.linalg.solve(A[ok], c[ok][..., None])[..., 0]
     if scale is not None:
         coef = coef / scale
@@ -240,7 +243,7 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
     """Batched Newton on C Σ w·logloss + ½‖coef‖²; returns (coef, b, converged).
 
     Each fit leaves the batch once converged (gradient at rounding level, or a Newton step
-    below 1e-9 of the coefficients) or failed (no decrease along the Newton direction with
+    below 1e-8 of the coefficients) or failed (no decrease along the Newton direction with
     the gradient still large; its row is NaN and scikit-learn refits it). With `warm`, every
     fit starts from the fit to all rows (training sets overlap most of the data, so about
     half the Newton steps are saved); that start depends on the data only, never on which
@@ -258,19 +261,30 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
     weight = 1.0 if np.isinf(C) else C
     reg = 0.0 if np.isinf(C) else 1.0
 
-    def objective(beta, weights, pen):
-        z = _linear(beta, Xa)
-        loglik = np.einsum("bn,bn->b", weights, np.logaddexp(0.0, z) - t * z)
+    def objective(z, beta, weights, pen):  # z: the linear predictors, linear(beta, Xa)
+        # log(1 + e^z) as log1p(e^−|z|) + max(z, 0): stable, and twice as fast as logaddexp.
+        softplus = np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0.0)
+        loglik = np.einsum("bn,bn->b", weights, softplus - t * z)
         return weight * loglik + 0.5 * reg * np.einsum("bi,bi->b", beta**2, pen)
 
     beta = np.zeros((B, q))
+    start_curvature = None  # p(1 − p) at the common start, when there is one
     if warm:
         ones = np.ones((1, X.shape[0]))
         scale0 = None if scale is None else _scales(X, ones)
         coef0, b0, ok0 = _logistic(X, t, ones, C, intercept, warm=False, scale=scale0)
         if ok0[0]:
             beta[:] = np.append(coef0[0], b0[0]) if intercept else coef0[0]
-    f = objective(beta, w, penalty)
+            p0 = expit(Xa @ beta[0])
+            start_curvature = p0 * (1.0 - p0)
+    Z = linear(beta, Xa)  # kept up to date with beta: each step's trial reuses its own
+    f = objective(Z, beta, w, penalty)
+    hess = np.empty((B, q, q))
+    # A fit's Hessian is recomputed only while its steps are large: once a step moves no
+    # coefficient by more than 1e-3 (relative), the Hessian changes by about as little, and
+    # the stored one still contracts the error by ~1e-3 per step.
+    stale = np.ones(B, dtype=bool)
+    at_start = np.full(B, start_curvature is not None)
     converged = np.zeros(B, dtype=bool)
     failed = np.zeros(B, dtype=bool)
     tol = _NEWTON_TOL * np.maximum(1.0, weight * w.sum(axis=1))
@@ -279,9 +293,9 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
         if idx.size == 0:
             break
         ba, wa = beta[idx], w[idx]
-        prob = expit(_linear(ba, Xa))
+        prob = expit(Z[idx])
         pen = penalty[idx]
-        g = weight * _rowdot(wa * (prob - t), Xa) + reg * ba * pen
+        g = weight * rowdot(wa * (prob - t), Xa) + reg * ba * pen
         gmax = np.abs(g).max(axis=1)
         done = gmax <= tol[idx]
         converged[idx[done]] = True
@@ -290,24 +304,30 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
         pen = pen[keep]
         if idx.size == 0:
             break
-        H = weight * _gram(wa * prob * (1.0 - prob), Xa)
-        H[:, np.arange(q), np.arange(q)] += reg * pen
-        H += 1e-12 * np.eye(q) * np.trace(H, axis1=1, axis2=2)[:, None, None] / q
+        new = stale[idx]
+        if new.any():
+            hess[idx[new]] = _hessian(
+                Xa, wa[new], prob[new], pen[new], weight, reg,
+                start_curvature if at_start[idx[new]].all() else None,
+            )  # fmt: skip
         try:
-            step = -np.linalg.solve(H, g[..., None])[..., 0]
+            step = -np.linalg.solve(hess[idx], g[..., None])[..., 0]
         except np.linalg.LinAlgError:  # a singular Hessian in the batch: scikit-learn refits
             failed[idx] = True
             continue
+        at_start[idx] = False
+        stale[idx] = np.abs(step).max(axis=1) > 1e-3 * (1.0 + np.abs(ba).max(axis=1))
         decrease = -np.einsum("bi,bi->b", g, step)  # twice the predicted decrease
         # Quadratic convergence: a step this small means the optimum to rounding. When the
         # predicted decrease is below what the objective resolves (1e-12 of it), the line
         # search cannot see progress: Newton's full step is taken, as it is then exact.
-        small = np.abs(step).max(axis=1) <= 1e-9 * (1.0 + np.abs(ba).max(axis=1))
+        small = np.abs(step).max(axis=1) <= 1e-8 * (1.0 + np.abs(ba).max(axis=1))
         unresolved = decrease <= 1e-12 * np.maximum(1.0, np.abs(f[idx]))
         beta[idx[small | unresolved]] += step[small | unresolved]
         converged[idx[small]] = True
         moved = unresolved & ~small
-        f[idx[moved]] = objective(beta[idx[moved]], wa[moved], pen[moved])
+        Z[idx[moved]] = linear(beta[idx[moved]], Xa)
+        f[idx[moved]] = objective(Z[idx[moved]], beta[idx[moved]], wa[moved], pen[moved])
         big = ~(small | unresolved)
         idx, ba, g, step, gmax = idx[big], ba[big], g[big], step[big], gmax[big]
         slope = -1e-4 * decrease[big]
@@ -317,9 +337,11 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
             if pending.size == 0:
                 break
             trial = ba[pending] + size * step[pending]
-            ft = objective(trial, w[idx[pending]], penalty[idx[pending]])
+            zt = linear(trial, Xa)
+            ft = objective(zt, trial, w[idx[pending]], penalty[idx[pending]])
             good = (ft <= f[idx[pending]] + size * slope[pending]) & (ft < f[idx[pending]])
             beta[idx[pending[good]]] = trial[good]
+            Z[idx[pending[good]]] = zt[good]
             f[idx[pending[good]]] = ft[good]
             pending = pending[~good]
             size /= 2
@@ -332,20 +354,37 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
         # Without a penalty a (quasi-)separable training set has no finite optimum: its
         # margins grow without bound. scikit-learn then stops at max_iter with a
         # ConvergenceWarning; leave those fits to it.
-        margins = (2.0 * t - 1.0) * _linear(np.nan_to_num(beta), Xa)
+        margins = (2.0 * t - 1.0) * linear(np.nan_to_num(beta), Xa)
         trained = w > 0
         separated = np.where(trained, margins > 0, True).all(axis=1)
         saturated = np.where(trained, np.abs(margins) > 30.0, False).any(axis=1)
         converged &= ~(separated | saturated)
         # Collinear features leave a flat direction (a singular Hessian): no unique optimum.
         if converged.any():
-            prob = expit(_linear(beta[converged], Xa))
-            eig = np.linalg.eigvalsh(_gram(w[converged] * prob * (1.0 - prob), Xa))
+            prob = expit(linear(beta[converged], Xa))
+            eig = np.linalg.eigvalsh(gram(w[converged] * prob * (1.0 - prob), Xa))
             converged[converged] = eig[:, 0] > eig[:, -1] / MAX_CONDITION
     converged &= ~failed
     coef = beta[:, :p]
     b = beta[:, p] if intercept else np.zeros(B)
     return coef, b, converged
+
+
+def _hessian(Xa, w, prob, pen, weight, reg, start_curvature=None):
+    """Penalised Hessians of the logistic objective, plus a 1e-12 relative ridge for safety.
+
+    At the common start every fit's curvature p(1 − p) is the same vector, so the Hessians
+    are one weighted Gram matrix downdated by each fit's left-out rows
+    (:func:`~bayescv.cv._batched_algebra.training_gram`).
+    """
+    if start_curvature is None:
+        H = gram(weight * w * prob * (1.0 - prob), Xa)
+    else:
+        H = training_gram(w, Xa * np.sqrt(start_curvature)[:, None])
+        H *= weight
+    diag = np.arange(Xa.shape[1])
+    H[:, diag, diag] += reg * pen + 1e-12 * np.trace(H, axis1=1, axis2=2)[:, None] / diag.size
+    return H
 
 
 def batched_predictions(
@@ -403,7 +442,7 @@ def _batched_predictions(estimator, X, y, folds, response_method):
             if classes.size != 2:
                 continue  # multiclass: scikit-learn's path
             t = (y == classes[1]).astype(float)
-            positives = _rowdot(w, t[:, None])[:, 0]
+            positives = rowdot(w, t[:, None])[:, 0]
             present = (positives > 0) & (positives < w.sum(axis=1))  # both classes trained
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -414,19 +453,23 @@ def _batched_predictions(estimator, X, y, folds, response_method):
             coef, b = _least_squares(X, y.astype(float), w, alpha, intercept, scale)
             ok = np.isfinite(coef).all(axis=1)
         # The linear predictor of every row for every fit (one product per fit, as in
-        # _gram), then each fit's test rows.
-        Z = _linear(np.where(ok[:, None], coef, 0.0), X) + np.where(ok, b, 0.0)[:, None]
-        for j, (_, te) in enumerate(chunk):
-            if not ok[j]:
-                continue
-            z = Z[j, np.asarray(te)]
-            if isinstance(estimator, LogisticRegression):
-                if response_method == "predict_proba":
-                    p1 = expit(z)
-                    pred = np.column_stack([1.0 - p1, p1])
-                else:
-                    pred = np.where(z > 0, classes[1], classes[0])
-                out[part.start + j] = (pred, classes)
-            else:
-                out[part.start + j] = (z, None)
+        # gram), then every fold's test rows in one gather and a slice per fold.
+        Z = linear(np.where(ok[:, None], coef, 0.0), X) + np.where(ok, b, 0.0)[:, None]
+        tests = [np.asarray(te, dtype=np.int64) for _, te in chunk]
+        ends = np.cumsum([te.size for te in tests]).tolist()
+        fold_of = np.repeat(np.arange(len(chunk)), np.diff(ends, prepend=0))
+        z = Z[fold_of, np.concatenate(tests)] if tests else Z[:0, 0]
+        if not isinstance(estimator, LogisticRegression):
+            flat, classes = z, None
+        elif response_method == "predict_proba":
+            flat = np.empty((z.size, 2))
+            flat[:, 1] = expit(z)
+            flat[:, 0] = 1.0 - flat[:, 1]
+        else:
+            flat = np.where(z > 0, classes[1], classes[0])
+        starts = [0, *ends[:-1]]
+        pieces = [(flat[a:e], classes) for a, e in zip(starts, ends, strict=True)]
+        out[part] = [
+            piece if good else None for piece, good in zip(pieces, ok.tolist(), strict=True)
+        ]
     return out
