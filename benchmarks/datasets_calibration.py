@@ -10,12 +10,12 @@ x_i ~ MVN(δ_i 1, σ_i² [(1 − ρ) I + ρ 11ᵀ]) with ρ = 1/10, the model's 
 δ_i law is Student-t, ν fitted; the truth here is the normal limit). Every collection is
 fitted with the defaults (4 chains × (1000 tuning + 2000 draws), target_accept 0.9) and the
 study records whether the 95 % interval of
-δ0 covers the truth, and of every δ_i its own true δ_i. Scenarios: std0 = 0.1, 0.5 and 2
+δ0 covers the truth, and of every δ_i its own true δ_i. Scenarios (`--std0`): std0 = 0.1, 0.5, 2
 (in units of the typical σ_i; the data sets' means are known to about σ_i / sqrt(10)),
 δ0 = 0.3. Reported: coverage with its Monte Carlo standard error sqrt(p(1 − p)/R) (for the
 δ_i, the standard error of the collection means), misses high and low, mean width,
 divergences and r̂, and the time per fit (in the worker processes, after each one's first
-fit).
+fit), and the average posterior mean of std0 (`--name` writes the results under another name).
 
 **Speed.** A fit of 10 data sets with the defaults: in a fresh process with an empty cache
 (``BAYESCV_CACHE_DIR`` pointed at a new directory: numba compiles the density), in a fresh
@@ -50,7 +50,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 NAME = "datasets_calibration"
 Q, RUNS, FOLDS = 10, 10, 10
 DELTA0 = 0.3
-SCENARIOS = {"std0=0.1": 0.1, "std0=0.5": 0.5, "std0=2": 2.0}
 LEVEL = 0.95
 TARGET_FIT_S = 10.0
 
@@ -86,6 +85,7 @@ def one_fit(task: tuple[str, float, int, int, dict]) -> dict[str, Any]:
         "miss_high": lo > DELTA0,
         "miss_low": hi < DELTA0,
         "width": hi - lo,
+        "std0_post": float(s["std0_mean"]),
         "delta_covered": float(np.mean((dlo <= delta) & (delta <= dhi))),
         "delta_width": float(np.mean(dhi - dlo)),
         "divergences": int(s.attrs["divergences"]),
@@ -110,20 +110,21 @@ def calibration(args: argparse.Namespace) -> dict[str, Any]:
     fit_kwargs = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
     tasks = [
         (name, std0, i, args.seed, fit_kwargs)
-        for name, std0 in SCENARIOS.items()
+        for name, std0 in args.scenarios.items()
         for i in range(args.collections)
     ]
     with ProcessPoolExecutor(max_workers=args.n_jobs, initializer=_warm_worker) as pool:
         rows = list(pool.map(one_fit, tasks, chunksize=4))
     out = {}
-    for name in SCENARIOS:
+    for name in args.scenarios:
         mine = [r for r in rows if r["scenario"] == name]
         r = len(mine)
         cov = float(np.mean([m["covered"] for m in mine]))
         dcov = np.array([m["delta_covered"] for m in mine])
         secs = np.array([m["seconds"] for m in mine])
         out[name] = {
-            "std0": SCENARIOS[name],
+            "std0": args.scenarios[name],
+            "std0_posterior_mean": float(np.mean([m["std0_post"] for m in mine])),
             "collections": r,
             "coverage": cov,
             "coverage_se": float(np.sqrt(cov * (1 - cov) / r)),
@@ -211,7 +212,7 @@ def markdown(res: dict[str, Any]) -> str:
     sp = res["speed"]
     cold, warm = sp["cold_cache"], sp["warm_cache"]
     lines = [
-        f"# {NAME}: hierarchical comparison over several data sets",
+        f"# {res['name']}: hierarchical comparison over several data sets",
         "",
         f"Run on {res['date']} with `{res['command']}`: wall time {res['total_runtime_s']:.0f} s "
         f"({res['total_runtime_s'] / 60:.1f} min) on {res['machine'].get('usable_cores')} usable "
@@ -237,8 +238,9 @@ def markdown(res: dict[str, Any]) -> str:
         "",
         "| scenario | collections | δ0 coverage % | miss high % | miss low % | mean width of δ0 "
         "| δ_i coverage % | mean width of δ_i | fits with divergences % | divergences (all fits) "
-        "| fits with r̂ > 1.01 % | median min bulk ESS | s per fit (median / max) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| fits with r̂ > 1.01 % | median min bulk ESS | s per fit (median / max) "
+        "| posterior mean of std0 (average) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in res["calibration"].items():
         lines.append(
@@ -249,7 +251,8 @@ def markdown(res: dict[str, Any]) -> str:
             f"{r['delta_mean_width']:.3f} | {100 * r['fits_with_divergences']:.1f} | "
             f"{r['divergences_total']} | {100 * r['fits_rhat_above_1_01']:.1f} | "
             f"{r['ess_bulk_min_median']:.0f} | "
-            f"{r['seconds_median']:.2f} / {r['seconds_max']:.2f} |"
+            f"{r['seconds_median']:.2f} / {r['seconds_max']:.2f} | "
+            f"{r['std0_posterior_mean']:.3f} |"
         )
     lines += [
         "",
@@ -301,7 +304,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--quick", action="store_true", help="10 collections, few draws")
+    parser.add_argument(
+        "--std0", default="0.1,0.5,2", help="comma-separated spreads of the true δ_i (scenarios)"
+    )
+    parser.add_argument("--name", default=NAME, help="file name of the results (no suffix)")
     args = parser.parse_args(argv)
+    args.scenarios = {f"std0={float(v):g}": float(v) for v in args.std0.split(",")}
     if args.quick:
         args.collections, args.draws, args.tune = 10, 300, 300
     command = "python benchmarks/datasets_calibration.py " + " ".join(
@@ -312,6 +320,7 @@ def main(argv: list[str] | None = None) -> None:
     speed_res = speed()  # first: its cold-cache process must not share the CPU with the study
     study = calibration(args)
     res = {
+        "name": args.name,
         "command": command.strip(),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_info(
@@ -322,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
             "runs": RUNS,
             "folds": FOLDS,
             "delta0": DELTA0,
-            "scenarios": SCENARIOS,
+            "scenarios": args.scenarios,
             "collections": args.collections,
             "draws": args.draws,
             "tune": args.tune,
@@ -338,9 +347,9 @@ def main(argv: list[str] | None = None) -> None:
     res["load_after"] = load_average()
     res["total_runtime_s"] = time.perf_counter() - started
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"{NAME}.json").write_text(json.dumps(res, indent=2) + "\n")
-    (args.out_dir / f"{NAME}.md").write_text(markdown(res))
-    print(f"wrote {args.out_dir / NAME}.json and .md in {res['total_runtime_s']:.0f} s")
+    (args.out_dir / f"{args.name}.json").write_text(json.dumps(res, indent=2) + "\n")
+    (args.out_dir / f"{args.name}.md").write_text(markdown(res))
+    print(f"wrote {args.out_dir / args.name}.json and .md in {res['total_runtime_s']:.0f} s")
 
 
 if __name__ == "__main__":
