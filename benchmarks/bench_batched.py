@@ -17,17 +17,29 @@ runs: 500 fits), and one cell of the Geras-Sutton reproduction (``MultiSourceLog
 with 10 random folds, θ_1 … θ_5, 300 of its replicates through :func:`run_study`, one
 process), with ``batched=False`` (before) and ``batched=True`` (after).
 
+Each (learner, n, p) cell is measured ``--runs`` times (three by default), each a best of
+seven, and the speed-up is reported as the median with the range: the batched engine's time
+moves by ±10 % between runs on the same machine, mostly with the state of the memory
+allocator. On Linux, glibc returns freed memory at the top of the heap to the system and
+page-faults it back on the next batch; ``GLIBC_TUNABLES=glibc.malloc.top_pad=67108864``
+(keep 64 MiB of slack) removes most of that cost. It is a setting of the process, not of
+bayescv; the report says whether it was set.
+
 Run by hand::
 
     python benchmarks/bench_batched.py
+    GLIBC_TUNABLES=glibc.malloc.top_pad=67108864 python benchmarks/bench_batched.py \\
+        --name bench_batched_top_pad
 
-Results: ``benchmarks/results/bench_batched.{json,md}``.
+Results: ``benchmarks/results/bench_batched.{json,md}`` (or ``--name``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -111,6 +123,15 @@ def workloads() -> list[dict]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="measurements of each cell")
+    parser.add_argument("--name", default="bench_batched", help="results file name")
+    opts = parser.parse_args()
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    command = " ".join(
+        ([f"GLIBC_TUNABLES={tunables}"] if tunables else [])
+        + ["python benchmarks/bench_batched.py", *sys.argv[1:]]
+    )
     rows = []
     for name, est, method in [
         ("ridge", Ridge(alpha=1.0), "predict"),
@@ -125,30 +146,47 @@ def main() -> None:
 
             args = (est, X, y, folds, method)
             fallbacks = _batch(*args)
-            t_loop, t_batch = _best(lambda a=args: _loop(*a)), _best(lambda a=args: _batch(*a))
+            t_loop, t_batch = np.array([
+                (_best(lambda a=args: _loop(*a)), _best(lambda a=args: _batch(*a)))
+                for _ in range(opts.runs)
+            ]).T  # fmt: skip
+            speedup = t_loop / t_batch
             rows.append({
                 "learner": name, "n": n, "p": p, "fits": len(folds),
-                "per_fit_fits_per_s": len(folds) / t_loop,
-                "batched_fits_per_s": len(folds) / t_batch,
-                "speedup": t_loop / t_batch, "fallback_fits": fallbacks,
+                "per_fit_fits_per_s": len(folds) / float(np.median(t_loop)),
+                "batched_fits_per_s": len(folds) / float(np.median(t_batch)),
+                "speedup": float(np.median(speedup)),
+                "speedup_runs": speedup.tolist(), "fallback_fits": fallbacks,
             })  # fmt: skip
             print(rows[-1])
     work = workloads()
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_batched.json").write_text(
-        json.dumps({"fits_per_second": rows, "workloads": work}, indent=2)
+    (RESULTS / f"{opts.name}.json").write_text(
+        json.dumps(
+            {"command": command, "glibc_tunables": tunables, "runs": opts.runs,
+             "fits_per_second": rows, "workloads": work},
+            indent=2,
+        )
+    )  # fmt: skip
+    allocator = (
+        f"glibc allocator settings: `{tunables}`."
+        if tunables
+        else "glibc allocator settings: the defaults (GLIBC_TUNABLES not set)."
     )
     lines = [
-        "# bench_batched", "",
-        f"Command: `python benchmarks/bench_batched.py` ({os.cpu_count()} cores). Training sets of "
-        "repeated 10-fold CV; fit and predict the test rows; best of 7.", "",
-        "| learner | n | p | fits | per-fit loop (fits/s) | batched (fits/s) | speed-up | fits left to scikit-learn |",
-        "|---|---|---|---|---|---|---|---|",
+        f"# {opts.name}", "",
+        f"Command: `{command}` ({os.cpu_count()} cores). Training sets of repeated 10-fold CV; "
+        f"fit and predict the test rows; each cell measured {opts.runs} times (each a best of "
+        f"7): medians, and the speed-up's range. {allocator}", "",
+        "| learner | n | p | fits | per-fit loop (fits/s) | batched (fits/s) | speed-up (median) "
+        "| speed-up (range) | fits left to scikit-learn |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for r in rows:
         lines.append(
             f"| {r['learner']} | {r['n']} | {r['p']} | {r['fits']} | {r['per_fit_fits_per_s']:.0f} "
-            f"| {r['batched_fits_per_s']:.0f} | {r['speedup']:.1f}x | {r['fallback_fits']} |"
+            f"| {r['batched_fits_per_s']:.0f} | {r['speedup']:.1f}x "
+            f"| {min(r['speedup_runs']):.1f}–{max(r['speedup_runs']):.1f}x | {r['fallback_fits']} |"
         )
     lines += [
         "", "Study workloads, one data set, timed once per engine (seconds):", "",
@@ -159,7 +197,7 @@ def main() -> None:
             f"| {r['workload']} | {r['fits']} | {r['per_fit_s']:.2f} | {r['batched_s']:.2f} "
             f"| {r['speedup']:.1f}x |"
         )
-    (RESULTS / "bench_batched.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{opts.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
