@@ -55,7 +55,7 @@ def woodbury_calls(monkeypatch):
     return calls
 
 
-def test_ridge_by_woodbury_equals_each_training_sets_normal_equations(woodbury_calls):
+def test_ridge_by_woodbury_equals_each_training_sets_normal_equations(woodbury_calls, monkeypatch):
     # Unequal folds (105 rows in 10 folds: 10 or 11 left out) and a training set of all rows
     # (none left out); reference: each training set's own Gram matrix, solved directly.
     X, y = make_regression(105, 12, noise=2.0, random_state=3)
@@ -70,7 +70,12 @@ def test_ridge_by_woodbury_equals_each_training_sets_normal_equations(woodbury_c
     coef_some, b_some = engine._least_squares(X, y, w[[3, 10, 7]], 2.0, True)
     np.testing.assert_array_equal(coef_some, coef[[3, 10, 7]])
     np.testing.assert_array_equal(b_some, b[[3, 10, 7]])
-    assert woodbury_calls == [11, 11, 3]
+    # Nor on the slices a batch is solved in (here one fit each).
+    monkeypatch.setattr(algebra, "SLICE_BYTES", 1)
+    coef_sliced, b_sliced = engine._least_squares(X, y, w, 2.0, True)
+    np.testing.assert_array_equal(coef_sliced, coef)
+    np.testing.assert_array_equal(b_sliced, b)
+    assert woodbury_calls == [11, 11, 3, 11]
 
 
 def test_ridge_by_woodbury_at_high_leverage_and_its_fallback(monkeypatch, woodbury_calls):

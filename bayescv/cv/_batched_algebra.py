@@ -26,7 +26,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_RESIDUAL", "gram", "linear", "ridge_by_woodbury", "rowdot", "training_gram"]
+__all__ = [
+    "MAX_RESIDUAL",
+    "SLICE_BYTES",
+    "gram",
+    "linear",
+    "ridge_by_woodbury",
+    "rowdot",
+    "training_gram",
+]
 
 
 def gram(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -72,6 +80,9 @@ def linear(beta: np.ndarray, A: np.ndarray) -> np.ndarray:
     return np.matmul(A, beta[:, :, None])[:, :, 0]
 
 
+#: Bytes of the largest array of one slice in :func:`ridge_by_woodbury`: below glibc's
+#: default threshold for serving an allocation by mmap (128 KiB).
+SLICE_BYTES = 112 * 1024
 #: Largest relative residual ‖(A − UᵀU)β − (c − Uᵀy_U)‖∞ / (‖A‖∞‖β‖∞ + ‖c‖∞) accepted.
 MAX_RESIDUAL = 1e-10
 
@@ -112,8 +123,16 @@ def ridge_by_woodbury(
     _, row = np.nonzero(left_out)  # the fits' left-out rows, fit by fit, in index order
     start = np.cumsum(n_out) - n_out
     scale_A = np.abs(A).sum(axis=1).max()
+    # Groups by m, in slices whose largest arrays, (G, m, q), stay under SLICE_BYTES: such
+    # arrays come from the heap and are reused by the next slice, where larger ones are
+    # fresh memory the system must page in (a third of the time at n = 100, p = 20).
+    slices = []
     for m in np.unique(n_out):
-        group = np.flatnonzero(n_out == m)
+        same = np.flatnonzero(n_out == m)
+        size = max(1, SLICE_BYTES // (8 * max(int(m), 1) * q))
+        slices += [same[i : i + size] for i in range(0, same.size, size)]
+    for group in slices:
+        m = int(n_out[group[0]])
         order = row[start[group][:, None] + np.arange(m)]  # (G, m)
         U, W, y_U = Xa[order], XM[order], y[order]  # U, U M and y_U: (G, m, q), (G, m)
         H = -np.matmul(W, U.transpose(0, 2, 1))
