@@ -169,8 +169,7 @@ def _least_squares(X, y, w, alpha, intercept, scale=None):
     With `scale` (B, p), the fit is on the standardised features x / scale (a StandardScaler
     before the model; the centring is the intercept's), returned on the original scale.
     Ridge on K-fold-like training sets (each row in or out, at most a third out and at
-    most as many as there are coefficients) is solved
-    from the inverse for all the rows
+    most as many as there are coefficients) is solved from the inverse for all the rows
     (:func:`~bayescv.cv._batched_algebra.ridge_by_woodbury`); a fit failing its residual
     check there, and every other fit, by its own normal equations.
     """

@@ -95,9 +95,9 @@ def ridge_by_woodbury(
     Parameters
     ----------
     Xa : ndarray of shape (n, q)
-        Design (with a column of ones for an intercept), shifted by its means.
+        Design; for an intercept, the features shifted by their means and a column of ones.
     y : ndarray of shape (n,)
-        Targets, shifted likewise.
+        Targets, shifted by their mean for an intercept.
     left_out : ndarray of bool, shape (B, n)
         The rows each training set leaves out (every other row counts once).
     penalty : ndarray of shape (q,)
@@ -147,8 +147,8 @@ def ridge_by_woodbury(
             - c
             - np.matmul(U.transpose(0, 2, 1), (Ub - y_U)[..., None])[..., 0]
         )
-        size = scale_A * np.abs(b).max(axis=1) + np.abs(c).max()
-        good = np.abs(r).max(axis=1) <= MAX_RESIDUAL * size
+        bound = MAX_RESIDUAL * (scale_A * np.abs(b).max(axis=1) + np.abs(c).max())
+        good = np.abs(r).max(axis=1) <= bound
         beta[group[good]] = b[good]
         ok[group] = good
     return beta, ok
