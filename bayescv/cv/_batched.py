@@ -56,10 +56,9 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
 
 from bayescv.cv._batched_algebra import gram, linear, ridge_by_woodbury, rowdot, training_gram
+from bayescv.cv._batched_models import fitted_model, parts, scaler_statistics
 
 __all__ = ["MAX_CONDITION", "MEMORY_BUDGET", "batched_predictions", "batching_reason"]
 
@@ -73,7 +72,9 @@ _CONTROLLER = None
 _NEWTON_TOL = 1e-14
 
 
-def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
+def batching_reason(
+    estimator: Any, response_method: str, *, auto: bool, models: bool = False
+) -> str:
     """Say why `estimator` cannot be fitted in batch, or return ``""`` when it can.
 
     Parameters
@@ -86,18 +87,23 @@ def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
     auto : bool
         The automatic choice: logistic regression is batched only on request (see the
         module docs).
+    models : bool, default False
+        Whether fitted models are asked for (:mod:`bayescv.cv._batched_models` builds them,
+        for every learner but ``LinearRegression``).
 
     Returns
     -------
     str
         The reason, or ``""``.
     """
-    scaler, estimator = _parts(estimator)
+    scaler, estimator = parts(estimator)
     if scaler is not None and not (scaler.with_mean and scaler.with_std):
         return "only a StandardScaler with with_mean=True and with_std=True is batched"
     kind = type(estimator)
     if kind not in (LinearRegression, Ridge, LogisticRegression):
         return f"{kind.__name__} is not one of LinearRegression, Ridge, LogisticRegression"
+    if models and kind is LinearRegression:
+        return "fitted LinearRegression models (rank_, singular_) come from its own solver"
     p = estimator.get_params()
     if kind is LogisticRegression:
         if auto:
@@ -122,26 +128,6 @@ def batching_reason(estimator: Any, response_method: str, *, auto: bool) -> str:
         if not (np.isfinite(p["alpha"]) and p["alpha"] >= 0):
             return f"alpha must be a finite number >= 0, got {p['alpha']!r}"
     return ""
-
-
-def _parts(estimator: Any) -> tuple[Any, Any]:
-    """``(scaler, model)`` of a two-step ``StandardScaler`` pipeline, else ``(None, estimator)``."""
-    if type(estimator) is Pipeline and len(estimator.steps) == 2:
-        first, last = (step for _, step in estimator.steps)
-        if type(first) is StandardScaler:
-            return first, last
-    return None, estimator
-
-
-def _scales(X: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """StandardScaler's ``scale_`` on each training set: weighted sd, 1 where it is ~0."""
-    n_w = w.sum(axis=1)[:, None]
-    Xs = X - X.mean(axis=0)  # shifted once: no cancellation in the variance
-    mean = rowdot(w, Xs) / n_w
-    var = np.maximum(rowdot(w, Xs**2) / n_w - mean**2, 0.0)
-    sd = np.sqrt(var)
-    # scikit-learn's rule for constant features (_handle_zeros_in_scale).
-    return np.where(sd < 10 * np.finfo(float).eps, 1.0, sd)
 
 
 def _counts(folds: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
@@ -238,7 +224,7 @@ def _normal_equations(X, y, w, alpha, intercept, scale=None):
     return coef, b
 
 
-def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
+def _logistic(X, t, w, C, intercept, *, warm=True, scale=None, steps=None):
     """Batched Newton on C Σ w·logloss + ½‖coef‖²; returns (coef, b, converged).
 
     Each fit leaves the batch once converged (gradient at rounding level, or a Newton step
@@ -270,7 +256,7 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
     start_curvature = None  # p(1 − p) at the common start, when there is one
     if warm:
         ones = np.ones((1, X.shape[0]))
-        scale0 = None if scale is None else _scales(X, ones)
+        scale0 = None if scale is None else scaler_statistics(X, ones)[2]
         coef0, b0, ok0 = _logistic(X, t, ones, C, intercept, warm=False, scale=scale0)
         if ok0[0]:
             beta[:] = np.append(coef0[0], b0[0]) if intercept else coef0[0]
@@ -315,6 +301,8 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None):
             failed[idx] = True
             continue
         at_start[idx] = False
+        if steps is not None:  # Newton steps of each fit (its n_iter_)
+            steps[idx] += 1
         stale[idx] = np.abs(step).max(axis=1) > 1e-3 * (1.0 + np.abs(ba).max(axis=1))
         decrease = -np.einsum("bi,bi->b", g, step)  # twice the predicted decrease
         # Quadratic convergence: a step this small means the optimum to rounding. When the
@@ -392,7 +380,10 @@ def batched_predictions(
     y: np.ndarray,
     folds: Sequence[tuple[np.ndarray, np.ndarray]],
     response_method: str,
-) -> list[tuple[Any, np.ndarray | None] | None]:
+    *,
+    models: bool = False,
+    feature_names: np.ndarray | None = None,
+) -> list[tuple[Any, ...] | None]:
     """Fit every fold's training set in batch and predict its test rows.
 
     Parameters
@@ -407,13 +398,19 @@ def batched_predictions(
         Training rows may repeat (bootstrap copies).
     response_method : {"predict", "predict_proba"}
         What to return for the test rows.
+    models : bool, default False
+        Also return each fold's fitted model (:func:`~bayescv.cv._batched_models.
+        fitted_model`).
+    feature_names : ndarray of str, optional
+        The column names of a DataFrame `X` came from, for the models' ``feature_names_in_``.
 
     Returns
     -------
     list
-        Per fold, ``(y_pred, classes)`` (``classes`` None for regressors), or None where the
-        fold must be refitted by scikit-learn (an ill-conditioned least-squares system, a
-        training set without both classes, no convergence).
+        Per fold, ``(y_pred, classes)`` (``classes`` None for regressors), with the model
+        as a third item if `models`, or None where the fold must be refitted by scikit-learn
+        (an ill-conditioned least-squares system, a training set without both classes, no
+        convergence).
     """
     global _CONTROLLER
     if _CONTROLLER is None:  # inspecting the loaded libraries costs milliseconds: once
@@ -421,21 +418,23 @@ def batched_predictions(
 
         _CONTROLLER = ThreadpoolController()
     with _CONTROLLER.limit(limits=1, user_api="blas"):
-        return _batched_predictions(estimator, X, y, folds, response_method)
+        return _batched_predictions(estimator, X, y, folds, response_method, models, feature_names)
 
 
-def _batched_predictions(estimator, X, y, folds, response_method):
+def _batched_predictions(template, X, y, folds, response_method, models, feature_names):
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     n, p = X.shape
-    out: list[tuple[Any, np.ndarray | None] | None] = [None] * len(folds)
-    scaler, estimator = _parts(estimator)
+    out: list[tuple[Any, ...] | None] = [None] * len(folds)
+    scaler, estimator = parts(template)
     params = estimator.get_params()
     intercept = bool(params["fit_intercept"])
     for part in _chunks(len(folds), n, p):
         chunk = list(folds[part])
         w = _counts(chunk, n)
-        scale = None if scaler is None else _scales(X, w)
+        stats = None if scaler is None else scaler_statistics(X, w)  # mean, var, scale
+        scale = None if stats is None else stats[2]
+        steps = np.zeros(len(chunk), dtype=int)
         if isinstance(estimator, LogisticRegression):
             classes = np.unique(y)
             if classes.size != 2:
@@ -445,7 +444,9 @@ def _batched_predictions(estimator, X, y, folds, response_method):
             present = (positives > 0) & (positives < w.sum(axis=1))  # both classes trained
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                coef, b, ok = _logistic(X, t, w, float(params["C"]), intercept, scale=scale)
+                coef, b, ok = _logistic(
+                    X, t, w, float(params["C"]), intercept, scale=scale, steps=steps
+                )
             ok &= present
         else:
             alpha = float(params["alpha"]) if isinstance(estimator, Ridge) else 0.0
@@ -468,6 +469,17 @@ def _batched_predictions(estimator, X, y, folds, response_method):
             flat = np.where(z > 0, classes[1], classes[0])
         starts = [0, *ends[:-1]]
         pieces = [(flat[a:e], classes) for a, e in zip(starts, ends, strict=True)]
+        if models:
+            n_seen = w.sum(axis=1)
+            pieces = [
+                (*piece, fitted_model(
+                    template, coef[j], float(b[j]), n_features=p, feature_names=feature_names,
+                    classes=classes, n_iter=int(steps[j]),
+                    scaler_stats=None if stats is None
+                    else (stats[0][j], stats[1][j], stats[2][j], n_seen[j]),
+                )) if ok[j] else None
+                for j, piece in enumerate(pieces)
+            ]  # fmt: skip
         out[part] = [
             piece if good else None for piece, good in zip(pieces, ok.tolist(), strict=True)
         ]

@@ -154,15 +154,18 @@ def _fold_losses(
     engine, _ = fit_engine(estimator, loss, params, return_estimator, batched, X, y)
     if engine == "batched":
         batch = batched_predictions(
-            estimator, np.asarray(X), np.asarray(y), folds, loss.response_method
-        )
+            estimator, np.asarray(X), np.asarray(y), folds, loss.response_method,
+            models=return_estimator, feature_names=_feature_names(X),
+        )  # fmt: skip
     losses: list = [None] * len(folds)
+    models: list = [None] * len(folds)
     for i, found in enumerate(batch):
         if found is not None:
-            y_pred, classes = found
+            y_pred, classes = found[:2]
             values = loss(_rows(y, folds[i][1]), y_pred, classes)
             _check_losses(values, y_pred, loss, estimator)
             losses[i] = values
+            models[i] = found[2] if return_estimator else None
     rest = [i for i, found in enumerate(batch) if found is None]
     jobs = (
         delayed(_fit_and_loss)(
@@ -172,9 +175,17 @@ def _fold_losses(
     )
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     done = list(tqdm(results, total=len(rest), desc="CV fits", unit="fit", disable=not progress))
-    for i, (values, _) in zip(rest, done, strict=True):
-        losses[i] = values
-    return losses, [model for _, model in done] if return_estimator else None, engine
+    for i, (values, model) in zip(rest, done, strict=True):
+        losses[i], models[i] = values, model
+    return losses, models if return_estimator else None, engine
+
+
+def _feature_names(X: Any) -> np.ndarray | None:
+    """Return a DataFrame's column names when all are strings (its ``feature_names_in_``)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(columns, dtype=object)
 
 
 def losses_on_folds(
@@ -248,19 +259,23 @@ def fit_engine(
     """Return ``("batched" or "per-fit", reason)``: how :func:`_fold_losses` fits the folds.
 
     The batched engine (:mod:`bayescv.cv._batched`) serves numeric arrays and all-numeric
-    DataFrames, no fit parameters and no returned models; ``reason`` says why not otherwise.
+    DataFrames without fit parameters (with fitted models built by
+    :mod:`bayescv.cv._batched_models` when they are asked for); ``reason`` says why not
+    otherwise.
     """
     if batched is False:
         return "per-fit", "batched=False"
     if batched not in (None, True):
         raise ValueError(f"batched must be None, True or False, got {batched!r}")
-    if return_estimator or fit_params:
-        return "per-fit", "fitted models or fit parameters asked for"
+    if fit_params:
+        return "per-fit", "fit parameters given"
     if not _numeric_table(X):
         return "per-fit", "X is not a numeric 2-d numpy array or an all-numeric DataFrame"
     if not (getattr(y, "ndim", 0) == 1 and isinstance(getattr(y, "dtype", None), np.dtype)):
         return "per-fit", "y is not a 1-d numpy array or Series"
-    reason = batching_reason(estimator, loss.response_method, auto=batched is None)
+    reason = batching_reason(
+        estimator, loss.response_method, auto=batched is None, models=return_estimator
+    )
     if reason:
         return "per-fit", reason
     # Sums of n squares must stay finite; scikit-learn's path reports NaN, inf and overflow.

@@ -141,7 +141,11 @@ def cross_val_losses(
         solvers stop at their ``tol``), False never. Other learners, options, fit
         parameters, data other than numeric arrays and DataFrames, and fits without a unique
         solution (ill-conditioned, separable, not converged) take the per-fit path. The
-        table's ``fit_engine`` attribute says which ran.
+        table's ``fit_engine`` attribute says which ran. With `return_estimator` the batched
+        folds' models are clones of the learner carrying the batched solution in the
+        attributes its ``fit`` sets (:mod:`bayescv.cv._batched_models`; ``n_iter_`` of a
+        logistic regression counts Newton steps); ``LinearRegression`` is then fitted per
+        fold, for its ``rank_`` and ``singular_``.
 
     Returns
     -------
