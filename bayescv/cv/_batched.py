@@ -15,9 +15,9 @@ same solutions as scikit-learn:
   set whose Gram matrix is singular or has a condition number above :data:`MAX_CONDITION` is
   refitted by scikit-learn itself (the per-fit path), so no answer differs silently.
   Ridge without a scaler on K-fold-like training sets (every row in once or out, at most
-  a third out, and no more rows out than coefficients) skips the per-fit Gram matrices: one inverse for all the rows, downdated
-  for each training set's left-out rows by the Woodbury identity
-  (:func:`~bayescv.cv._batched_algebra.ridge_by_woodbury`).
+  a third out, and no more rows out than coefficients) skips the per-fit Gram matrices:
+  one inverse for all the rows, downdated for each training set's left-out rows by the
+  Woodbury identity (:func:`~bayescv.cv._batched_algebra.ridge_by_woodbury`).
 * binary :class:`~sklearn.linear_model.LogisticRegression` (L2 penalty, ``l1_ratio=0``,
   ``C`` > 0 including ``C=inf``, no ``class_weight``): batched Newton steps with step halving
   on scikit-learn's objective C Σᵢ logloss(yᵢ, xᵢᵀw + b) + ½‖w‖² (intercept not penalised;
@@ -25,12 +25,12 @@ same solutions as scikit-learn:
   changes no coefficient by more than 1e-8 of its size (about 5 steps at n = 100, p = 20;
   coefficients within about 1e-10 of scikit-learn's newton-cholesky at ``tol=1e-14``). A
   fit's Hessian is recomputed only while its steps are large (the first one, at the common
-  start, is one Gram matrix downdated per fit). A training set that has not converged in 40 steps or lacks one of the two
-  classes is refitted by scikit-learn, which raises or warns as it always does. Without a
-  penalty a separable or quasi-separable training set has no finite optimum, and collinear
-  features leave a flat direction: those fits (all margins of one sign, a margin beyond 30,
-  or a Hessian with a condition number above :data:`MAX_CONDITION`) also go to
-  scikit-learn, which warns that it did not converge.
+  start, is one Gram matrix downdated per fit). A training set that has not converged in
+  40 steps or lacks one of the two classes is refitted by scikit-learn, which raises or
+  warns as it always does. Without a penalty a separable or quasi-separable training set
+  has no finite optimum, and collinear features leave a flat direction: those fits (all
+  margins of one sign, a margin beyond 30, or a Hessian with a condition number above
+  :data:`MAX_CONDITION`) also go to scikit-learn, which warns that it did not converge.
 
 Each of the three may follow a plain :class:`~sklearn.preprocessing.StandardScaler` in a
 two-step pipeline (the catalogue's ``ridge`` and ``logistic``): the scaler's mean and
@@ -141,8 +141,9 @@ def _counts(folds: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarra
 def _chunks(n_folds: int, n: int, p: int) -> list[slice]:
     """Slices of folds whose arrays fit the budget.
 
-    Per fold: the weighted design of :func:`~bayescv.cv._batched_algebra.gram` (n × (p + 1) floats), a few length-n rows
-    (weights, linear predictor, probabilities) and a few (p + 1)² matrices.
+    Per fold: the weighted design of :func:`~bayescv.cv._batched_algebra.gram` (n × (p + 1)
+    floats), a few length-n rows (weights, linear predictor, probabilities) and a few
+    (p + 1)² matrices.
     """
     per_fold = 8 * (n * (p + 1) + 6 * n + 4 * (p + 1) ** 2)
     size = max(1, min(n_folds, MEMORY_BUDGET // max(per_fold, 1)))
@@ -469,7 +470,7 @@ def _batched_predictions(template, X, y, folds, response_method, models, feature
             flat = np.where(z > 0, classes[1], classes[0])
         starts = [0, *ends[:-1]]
         pieces = [(flat[a:e], classes) for a, e in zip(starts, ends, strict=True)]
-        if models:
+        if models:  # fits left to scikit-learn (not ok) get None below
             n_seen = w.sum(axis=1)
             pieces = [
                 (*piece, fitted_model(
@@ -477,7 +478,7 @@ def _batched_predictions(template, X, y, folds, response_method, models, feature
                     classes=classes, n_iter=int(steps[j]),
                     scaler_stats=None if stats is None
                     else (stats[0][j], stats[1][j], stats[2][j], n_seen[j]),
-                )) if ok[j] else None
+                )) if ok[j] else piece
                 for j, piece in enumerate(pieces)
             ]  # fmt: skip
         out[part] = [

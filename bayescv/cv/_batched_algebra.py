@@ -30,6 +30,7 @@ __all__ = [
     "MAX_RESIDUAL",
     "SLICE_BYTES",
     "gram",
+    "left_out_index",
     "linear",
     "ridge_by_woodbury",
     "rowdot",
@@ -41,8 +42,8 @@ def gram(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Weighted Gram matrices Aᵀ diag(w_b) A for each row w_b of `weights`.
 
     One matrix product per training set, of the same shape whatever the batch, run with a
-    single BLAS thread (:func:`bayescv.cv._batched.batched_predictions` sets it): each fit's rounding depends
-    neither on which folds share its batch nor on ``n_jobs``.
+    single BLAS thread (:func:`bayescv.cv._batched.batched_predictions` sets it): each
+    fit's rounding depends neither on which folds share its batch nor on ``n_jobs``.
     """
     return np.matmul(A.T[None, :, :] * weights[:, None, :], A)
 
@@ -56,18 +57,27 @@ def training_gram(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
     do not depend on the batch, so neither does the result.
     """
     left_out = weights == 0
-    n_out = left_out.sum(axis=1)
+    n_out, row, start = left_out_index(left_out)
     width = int(n_out.max(initial=0))
     if not np.all(left_out | (weights == 1)) or 3 * width > A.shape[0]:
         return gram(weights, A)
     # Each fit's left-out rows in index order, padded with a row of zeros (index n).
-    fit, row = np.nonzero(left_out)
-    slot = np.arange(fit.size) - (np.cumsum(n_out) - n_out)[fit]
+    fit = np.repeat(np.arange(weights.shape[0]), n_out)
     order = np.full((weights.shape[0], width), A.shape[0])
-    order[fit, slot] = row
+    order[fit, np.arange(row.size) - start[fit]] = row
     rows = np.vstack([A, np.zeros((1, A.shape[1]))])[order]
     left = np.matmul(rows.transpose(0, 2, 1), rows)
     return np.subtract(A.T @ A, left, out=left)
+
+
+def left_out_index(left_out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each fit's left-out rows, fit by fit in index order: ``(n_out, rows, start)``.
+
+    Fit b leaves out ``rows[start[b] : start[b] + n_out[b]]`` (`left_out` is (B, n) bool).
+    """
+    n_out = left_out.sum(axis=1)
+    _, rows = np.nonzero(left_out)
+    return n_out, rows, np.cumsum(n_out) - n_out
 
 
 def rowdot(weights: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -119,9 +129,7 @@ def ridge_by_woodbury(
     XM, fitted = Xa @ M, Xa @ beta0
     beta = np.full((B, q), np.nan)
     ok = np.zeros(B, dtype=bool)
-    n_out = left_out.sum(axis=1)
-    _, row = np.nonzero(left_out)  # the fits' left-out rows, fit by fit, in index order
-    start = np.cumsum(n_out) - n_out
+    n_out, row, start = left_out_index(left_out)
     scale_A = np.abs(A).sum(axis=1).max()
     # Groups by m, in slices whose largest arrays, (G, m, q), stay under SLICE_BYTES: such
     # arrays come from the heap and are reused by the next slice, where larger ones are

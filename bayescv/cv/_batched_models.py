@@ -25,6 +25,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from bayescv.cv._batched_algebra import rowdot
+
 __all__ = ["fitted_model", "parts", "scaler_statistics"]
 
 
@@ -46,8 +48,8 @@ def scaler_statistics(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
     n_w = w.sum(axis=1)[:, None]
     centre = X.mean(axis=0)  # shifted once: no cancellation in the variance
     Xs = X - centre
-    shift = np.matmul(w[:, None, :], Xs)[:, 0, :] / n_w
-    var = np.maximum(np.matmul(w[:, None, :], Xs**2)[:, 0, :] / n_w - shift**2, 0.0)
+    shift = rowdot(w, Xs) / n_w
+    var = np.maximum(rowdot(w, Xs**2) / n_w - shift**2, 0.0)
     sd = np.sqrt(var)
     return shift + centre, var, np.where(sd < 10 * np.finfo(float).eps, 1.0, sd)
 
