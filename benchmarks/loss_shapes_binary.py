@@ -11,9 +11,11 @@ shared by the ``bootstrap`` row and both Bayesian rows.
 Rows: the Bayesian model with its default likelihood for 0-1 tables (``bayes_*``: binomial
 counts, :mod:`bayescv.bayes.binomial_model`) and with the Gaussian likelihood beside it
 (``gauss_*``, registered here), the closed-form ``naive_points`` and ``theta_B`` and the
-``bootstrap`` with normal bounds, and, computed from those rows' stored θ̂, their score
-(Wilson-type) intervals ``*_score`` on the effective sample size μ̂(1 − μ̂)/θ̂ (issue 15,
-part 2). Sources fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates).
+``bootstrap`` with the package's default bounds (normal in ``loss_shapes_binary.md``, which
+was run before score bounds became the default for 0-1 tables; score bounds since), and,
+computed from those rows' stored θ̂, their score (Wilson-type) intervals ``*_score`` on the
+effective sample size μ̂(1 − μ̂)/θ̂ (issue 15, part 2). ``--seed 1,2`` pools the studies
+of several seeds, ``--replicates`` each. Sources fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates).
 Sources redrawn (``--redrawn``): target ``ose`` (the mean over replicates of ``ose_cv``, the
 fold models' error on new sources), M = 10, 50, 200.
 
@@ -21,9 +23,11 @@ Run by hand::
 
     python benchmarks/loss_shapes_binary.py --replicates 200 --n-jobs 2
     python benchmarks/loss_shapes_binary.py --replicates 200 --n-jobs 2 --redrawn
+    python benchmarks/loss_shapes_binary.py --replicates 200 --n-jobs 2 --redrawn \
+        --cells 4.5% --heterogeneity 0.2
 
-Results: ``benchmarks/results/loss_shapes_binary{,_redrawn}.{json,md}``; the studies
-themselves go to ``--store`` (NetCDF, one file per cell).
+Results: ``benchmarks/results/loss_shapes_binary*.{json,md}`` (``--name`` or the design);
+the studies themselves go to ``--store`` (NetCDF, one file per cell and seed).
 """
 
 from __future__ import annotations
@@ -56,9 +60,13 @@ SETTINGS = {"2%": 0.005, "4.5%": 0.04, "18.5%": 0.18}
 GAUSS = {"gauss_expected_cv": "expected_cv", "gauss_ose": "ose", "gauss_new_source": "new_source"}
 
 
-def scenario(bayes_error: float, m: int, design: str) -> MultiSourceErrorRate:
+def scenario(
+    bayes_error: float, m: int, design: str, heterogeneity: float = 0.05
+) -> MultiSourceErrorRate:
     """Multi-source logistic sources whose Bayes error is `bayes_error`."""
-    return MultiSourceErrorRate(bayes_error, K, m, design=design, source_seed=0)
+    return MultiSourceErrorRate(
+        bayes_error, K, m, design=design, source_seed=0, heterogeneity=heterogeneity
+    )
 
 
 def _gauss(context, names, **options):
@@ -115,23 +123,40 @@ def with_score_rows(st: xr.Dataset) -> xr.Dataset:
     return out
 
 
-def cell(args, label: str, m: int, design: str) -> dict:
-    sc = scenario(SETTINGS[label], m, design)
-    path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}.nc"
-    methods = ["naive_points", "theta_B", "bootstrap", "bayes_hier", "bayes_gauss"]
-    start = time.perf_counter()
+def one_study(args, sc, label: str, m: int, design: str, seed: int) -> xr.Dataset:
+    """Run (or load from ``--store``) one seed's study of a cell."""
+    spread = "" if args.heterogeneity == 0.05 else f"_h{args.heterogeneity:g}"
+    tag = "" if seed == 1 else f"_seed{seed}"
+    path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}{spread}{tag}.nc"
     if path.exists():
-        st = xr.load_dataset(path)
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            st = run_study(
-                sc, LogisticRegression(C=1.0, max_iter=5000), methods, args.replicates,
-                method_options={"bootstrap": {"n_bootstrap": 50}, "bayes_hier": {"n_bootstrap": 50},
-                                "bayes_gauss": {"n_bootstrap": 50, "likelihood": "gaussian"}},
-                random_state=args.seed, n_jobs=args.n_jobs, progress=False,
-            )  # fmt: skip
-        st.to_netcdf(path)
+        return xr.load_dataset(path)
+    methods = ["naive_points", "theta_B", "bootstrap", "bayes_hier", "bayes_gauss"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = run_study(
+            sc, LogisticRegression(C=1.0, max_iter=5000), methods, args.replicates,
+            method_options={"bootstrap": {"n_bootstrap": 50}, "bayes_hier": {"n_bootstrap": 50},
+                            "bayes_gauss": {"n_bootstrap": 50, "likelihood": "gaussian"}},
+            random_state=seed, n_jobs=args.n_jobs, progress=False,
+        )  # fmt: skip
+    st.to_netcdf(path)
+    return st
+
+
+def pooled(studies: list[xr.Dataset]) -> xr.Dataset:
+    """Stack studies of one cell run with different seeds along ``replicate``."""
+    if len(studies) == 1:
+        return studies[0]
+    out = xr.concat(studies, dim="replicate", data_vars="minimal", coords="minimal",
+                    compat="override", combine_attrs="override")  # fmt: skip
+    return out.assign_coords(replicate=np.arange(out.sizes["replicate"]))
+
+
+def cell(args, label: str, m: int, design: str) -> dict:
+    sc = scenario(SETTINGS[label], m, design, args.heterogeneity)
+    start = time.perf_counter()
+    seeds = [int(v) for v in str(args.seed).split(",")]
+    st = pooled([one_study(args, sc, label, m, design, seed) for seed in seeds])
     # Time of the replicates themselves (the sum over workers), also when loaded from the store.
     seconds = float(st["time_total"].sum()) if "time_total" in st else time.perf_counter() - start
     st = with_score_rows(st)
@@ -146,16 +171,21 @@ def cell(args, label: str, m: int, design: str) -> dict:
         width = (st["upper"] - st["lower"]).sel(method_name=name)
         outside = ((st["lower"] < 0) | (st["upper"] > 1)).sel(method_name=name)
         est, se = st["estimate"].sel(method_name=name), st["se"].sel(method_name=name)
+        offset = ((est - truth) / se).values
         rows[str(name)] = {
             "coverage": float(s["coverage"]), "coverage_se": float(s["coverage_se"]),
             "miss_low": float(s["miss_low"]), "miss_high": float(s["miss_high"]),
             "mean_width": float(width.mean()), "outside_0_1": int(outside.sum()),
-            "centre_offset_sd": float(((est - truth) / se).mean()),
+            "centre_offset_sd": float(offset.mean()),
+            "centre_offset_se": float(offset.std(ddof=1) / np.sqrt(offset.size)),
+            # The data's share of that offset: the CV error itself, in the same units.
+            "cv_offset_sd": float(((st["mu_hat"] - truth) / se).mean()),
             "not_converged": int((st["flag"].sel(method_name=name) == "not_converged").sum()),
         }  # fmt: skip
     mu = st["mu_hat"].values
     return {
         "label": label, "bayes_error": SETTINGS[label], "m": m, "design": design,
+        "heterogeneity": args.heterogeneity,
         "replicates": int(st.sizes["replicate"]), "truth": truth,
         "mean_errors": float(mu.mean() * K * m), "mean_error_rate": float(mu.mean()),
         "seconds": seconds, "rows": rows,
@@ -166,7 +196,8 @@ def report(results: list[dict], command: str, out: Path) -> None:
     lines = [f"# {out.stem}", "", f"Command: `{command}`", ""]
     for r in results:
         lines += [
-            f"## {r['label']} (Bayes error {r['bayes_error']}), M = {r['m']}, {r['design']}",
+            f"## {r['label']} (Bayes error {r['bayes_error']}), M = {r['m']}, {r['design']}"
+            + ("" if r["heterogeneity"] == 0.05 else f", heterogeneity {r['heterogeneity']:g} c"),
             "",
             f"{r['replicates']} data sets; mean CV error rate {r['mean_error_rate']:.4f}, "
             f"mean errors per data set {r['mean_errors']:.1f}; truth "
@@ -174,14 +205,15 @@ def report(results: list[dict], command: str, out: Path) -> None:
             f"{r['seconds']:.0f} s of replicate time.",
             "",
             "| interval | coverage % | miss low % | miss high % | mean width | bounds outside [0, 1] "
-            "| centre − truth (se units) | not converged |",
-            "|---|---|---|---|---|---|---|---|",
+            "| centre − truth (se units) | CV error − truth (se units) | not converged |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for name, v in r["rows"].items():
             lines.append(
                 f"| {name} | {100 * v['coverage']:.1f} ± {100 * v['coverage_se']:.1f} | "
                 f"{100 * v['miss_low']:.1f} | {100 * v['miss_high']:.1f} | {v['mean_width']:.4f} | "
-                f"{v['outside_0_1']} | {v['centre_offset_sd']:+.2f} | {v['not_converged']} |"
+                f"{v['outside_0_1']} | {v['centre_offset_sd']:+.2f} ± {v['centre_offset_se']:.2f} "
+                f"| {v['cv_offset_sd']:+.2f} | {v['not_converged']} |"
             )
         lines.append("")
     out.with_suffix(".md").write_text("\n".join(lines))
@@ -192,25 +224,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seed", default="1",
+        help="study seed; several, comma-separated, pool their studies (each --replicates)",
+    )  # fmt: skip
     parser.add_argument("--redrawn", action="store_true")
     parser.add_argument("--store", default="/tmp/loss_shapes_binary")
     parser.add_argument("--cells", default=None, help="comma-separated labels, e.g. 4.5%%,18.5%%")
+    parser.add_argument(
+        "--heterogeneity", type=float, default=0.05,
+        help="sd of the sources' coefficients around c, as a fraction of c (default 0.05)",
+    )  # fmt: skip
+    parser.add_argument("--m", default=None, help="comma-separated source sizes (default: all)")
+    parser.add_argument("--name", default=None, help="results file name (default from the design)")
     args = parser.parse_args()
     Path(args.store).mkdir(parents=True, exist_ok=True)
     register_gaussian()
     labels = args.cells.split(",") if args.cells else list(SETTINGS)
-    if args.redrawn:
-        plan = [(label, m, "sources_redrawn") for label in labels for m in (10, 50, 200)]
-    else:
-        plan = [(label, m, "sources_fixed") for label in labels for m in (50, 200)]
+    design = "sources_redrawn" if args.redrawn else "sources_fixed"
+    sizes = (10, 50, 200) if args.redrawn else (50, 200)
+    if args.m:
+        sizes = tuple(int(m) for m in args.m.split(","))
+    plan = [(label, m, design) for label in labels for m in sizes]
     results = []
     for label, m, design in plan:
         results.append(cell(args, label, m, design))
         print(json.dumps({k: v for k, v in results[-1].items() if k != "rows"}), flush=True)
     name = "loss_shapes_binary" + ("_redrawn" if args.redrawn else "")
+    if args.heterogeneity != 0.05:
+        name += f"_h{args.heterogeneity:g}".replace(".", "p")  # no dot: it is not a suffix
+    name = args.name or name
     command = "python benchmarks/loss_shapes_binary.py " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False)
+        f"--{k.replace('_', '-')} {v}"
+        for k, v in vars(args).items()
+        if v not in (None, False) and not (k == "heterogeneity" and v == 0.05)
     ).replace("--redrawn True", "--redrawn")
     report(results, command, RESULTS / name)
 

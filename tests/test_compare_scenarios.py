@@ -219,3 +219,20 @@ def test_error_rate_family_sets_the_bayes_error_of_its_sources():
     assert float(exact[0]) == pytest.approx(0.05, abs=1e-3)
     with pytest.raises(ValueError, match="bayes_error"):
         MultiSourceErrorRate(0.6)
+
+
+def test_error_rate_family_spreads_its_sources_by_heterogeneity():
+    from bayescv.compare import MultiSourceErrorRate
+
+    # heterogeneity is the sd of the coefficients around c as a fraction of c: the sources'
+    # coefficients are c + heterogeneity * c * z with z standard normal (the parent's draw).
+    default = MultiSourceErrorRate(0.05, n_sources=400, design="sources_redrawn")
+    spread = MultiSourceErrorRate(0.05, n_sources=400, design="sources_redrawn", heterogeneity=0.2)
+    c = default.coef[0]
+    assert default.heterogeneity == pytest.approx(0.05 * c)
+    beta = spread._draw_sources(np.random.default_rng(0), 400).beta[:, :3]
+    # 1200 draws: the sample sd is within 5 % of its value with overwhelming probability
+    # (its relative se is 1/sqrt(2 * 1200) = 2 %).
+    assert np.std(beta - c) == pytest.approx(0.2 * c, rel=0.06)
+    with pytest.raises(ValueError, match="heterogeneity"):
+        MultiSourceErrorRate(0.05, heterogeneity=-0.1)
