@@ -15,9 +15,9 @@ counts, :mod:`bayescv.bayes.binomial_model`) and with the Gaussian likelihood be
 was run before score bounds became the default for 0-1 tables; score bounds since), and,
 computed from those rows' stored θ̂, their score (Wilson-type) intervals ``*_score`` on the
 effective sample size μ̂(1 − μ̂)/θ̂ (issue 15, part 2). ``--seed 1,2`` pools the studies
-of several seeds, ``--replicates`` each. Sources fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates).
-Sources redrawn (``--redrawn``): target ``ose`` (the mean over replicates of ``ose_cv``, the
-fold models' error on new sources), M = 10, 50, 200.
+of several seeds, ``--replicates`` each. Sources fixed: target ``expected_cv`` (the mean of
+μ̂ over the study's replicates). Sources redrawn (``--redrawn``): target ``ose`` (the mean
+over replicates of ``ose_cv``, the fold models' error on new sources), M = 10, 50, 200.
 
 Run by hand::
 

@@ -292,9 +292,10 @@ class MultiSourceErrorRate(MultiSourceLogistic):
     (``benchmarks/results/loss_shapes_binary.md``, K = 10, leave one source out,
     ``LogisticRegression(C=1)``, mean CV error over 200 data sets): Bayes error 0.005 → 2.2 %
     (M = 50) and 1.8 % (M = 200); 0.04 → 4.7 % and 4.4 %; 0.18 → 18.5 % (M = 50). The
-    sources' error rates then differ by little more than their sampling noise (their logits
-    have a standard deviation of about 0.08 over new sources at 0.04); ``heterogeneity=0.2``
-    spreads them (logit sd about 0.29, mean error about 8.6 % at 0.04, M = 50).
+    sources' error rates then differ little (their logits have a standard deviation of about
+    0.09 over new sources at 0.04, M = 50); ``heterogeneity=0.2`` spreads them (logit sd
+    about 0.30, mean CV error about 8.5 %;
+    ``benchmarks/results/binomial_tau_posterior.md``).
 
     Parameters
     ----------
@@ -335,8 +336,8 @@ class MultiSourceErrorRate(MultiSourceLogistic):
         self.bayes_error = float(bayes_error)
         c = bates_coefficient(self.bayes_error)
         super().__init__(
-            n_sources, points_per_source, coef=(c, c, c, 0.0, 0.0), heterogeneity=heterogeneity * c,
-            intercept_sd=0.0, design=design, scheme=scheme, source_seed=source_seed,
+            n_sources, points_per_source, coef=(c, c, c, 0.0, 0.0),
+            heterogeneity=heterogeneity * c, intercept_sd=0.0, design=design, scheme=scheme, source_seed=source_seed,
             n_test=n_test, n_new_sources=n_new_sources,
         )  # fmt: skip
 
