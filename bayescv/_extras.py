@@ -1,15 +1,18 @@
 """Which optional packages are installed, and the extra of ``bayescv`` that installs them.
 
-A leaf helper: the command line and the comparison module's registry both ask it before any
-work, and it imports nothing of the package.
+Also the one filter for ArviZ's import-time notice (:func:`quiet_arviz_import`). A leaf
+helper: the command line and the comparison module's registry both ask it before any work,
+and it imports nothing of the package.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
-__all__ = ["BAYES_MODULES", "DATA_MODULES", "missing_extra"]
+__all__ = ["BAYES_MODULES", "DATA_MODULES", "missing_extra", "quiet_arviz_import"]
 
 #: What a fit of the hierarchical model with PyMC's sampler imports, all from the ``bayes``
 #: extra: numba compiles the log-density, platformdirs finds its on-disk cache (pytensor comes
@@ -63,3 +66,20 @@ def missing_extra(modules: Sequence[str], extra: str, *, what: str = "") -> str:
         else f"{names} {verb} not installed"
     )
     return f"{head}: pip install 'bayescv[{extra}]'"
+
+
+@contextlib.contextmanager
+def quiet_arviz_import() -> Iterator[None]:
+    """Silence ArviZ's import-time ``FutureWarning`` while the block imports it.
+
+    ArviZ 0.2x warns about its 1.0 refactor on the first import of the day; the warning says
+    nothing about bayescv's code, and the test suite turns warnings into errors. Only that
+    category from the ``arviz`` module is ignored, and only inside the block.
+
+    Yields
+    ------
+    None
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
+        yield

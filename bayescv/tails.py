@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import quiet_arviz_import
 from bayescv.losses import loss_range, validate
 
 __all__ = [
@@ -76,10 +77,7 @@ def _available() -> bool:
 
 def _khat(values: np.ndarray) -> tuple[float, int]:
     """ArviZ's k̂ of the upper tail of `values`, and the number of tail points it used."""
-    with warnings.catch_warnings():
-        # ArviZ 0.2x warns about its 1.0 refactor on the first import of the day; the
-        # warning is not about this code (bayescv.bayes.model imports it the same way).
-        warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
+    with quiet_arviz_import():
         import arviz as az
 
     s = values.size

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from bayescv._extras import quiet_arviz_import
 from bayescv.bayes._coordinates import coordinates
 from bayescv.bayes._stats import CollapsedStats
 from bayescv.bayes.priors import Priors
@@ -87,10 +88,7 @@ _IMPORTED: dict = {}
 
 
 def _first_import():
-    with warnings.catch_warnings():
-        # ArviZ 0.2x prints a FutureWarning about its 1.0 refactor once a day on import; it
-        # says nothing about this code, and the test suite turns warnings into errors.
-        warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
+    with quiet_arviz_import():  # pymc imports ArviZ too
         import arviz  # noqa: F401
         import pymc as pm
     import pytensor
