@@ -57,11 +57,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
 LEVEL = 0.95
 SETTINGS = {"2%": 0.005, "4.5%": 0.04, "18.5%": 0.18}
+#: MultiSourceErrorRate's default spread of the sources' coefficients (a fraction of c).
+HETEROGENEITY = 0.05
 GAUSS = {"gauss_expected_cv": "expected_cv", "gauss_ose": "ose", "gauss_new_source": "new_source"}
 
 
 def scenario(
-    bayes_error: float, m: int, design: str, heterogeneity: float = 0.05
+    bayes_error: float, m: int, design: str, heterogeneity: float = HETEROGENEITY
 ) -> MultiSourceErrorRate:
     """Multi-source logistic sources whose Bayes error is `bayes_error`."""
     return MultiSourceErrorRate(
@@ -123,9 +125,14 @@ def with_score_rows(st: xr.Dataset) -> xr.Dataset:
     return out
 
 
+def spread_tag(heterogeneity: float) -> str:
+    """File-name tag of a non-default heterogeneity, ``_h0p2`` for 0.2 (no dot: not a suffix)."""
+    return "" if heterogeneity == HETEROGENEITY else f"_h{heterogeneity:g}".replace(".", "p")
+
+
 def one_study(args, sc, label: str, m: int, design: str, seed: int) -> xr.Dataset:
     """Run (or load from ``--store``) one seed's study of a cell."""
-    spread = "" if args.heterogeneity == 0.05 else f"_h{args.heterogeneity:g}"
+    spread = spread_tag(args.heterogeneity)
     tag = "" if seed == 1 else f"_seed{seed}"
     path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}{spread}{tag}.nc"
     if path.exists():
@@ -197,7 +204,11 @@ def report(results: list[dict], command: str, out: Path) -> None:
     for r in results:
         lines += [
             f"## {r['label']} (Bayes error {r['bayes_error']}), M = {r['m']}, {r['design']}"
-            + ("" if r["heterogeneity"] == 0.05 else f", heterogeneity {r['heterogeneity']:g} c"),
+            + (
+                ""
+                if r["heterogeneity"] == HETEROGENEITY
+                else f", heterogeneity {r['heterogeneity']:g} c"
+            ),
             "",
             f"{r['replicates']} data sets; mean CV error rate {r['mean_error_rate']:.4f}, "
             f"mean errors per data set {r['mean_errors']:.1f}; truth "
@@ -232,8 +243,8 @@ def main() -> None:
     parser.add_argument("--store", default="/tmp/loss_shapes_binary")
     parser.add_argument("--cells", default=None, help="comma-separated labels, e.g. 4.5%%,18.5%%")
     parser.add_argument(
-        "--heterogeneity", type=float, default=0.05,
-        help="sd of the sources' coefficients around c, as a fraction of c (default 0.05)",
+        "--heterogeneity", type=float, default=HETEROGENEITY,
+        help=f"sd of the sources' coefficients around c, as a fraction of c ({HETEROGENEITY})",
     )  # fmt: skip
     parser.add_argument("--m", default=None, help="comma-separated source sizes (default: all)")
     parser.add_argument("--name", default=None, help="results file name (default from the design)")
@@ -251,13 +262,12 @@ def main() -> None:
         results.append(cell(args, label, m, design))
         print(json.dumps({k: v for k, v in results[-1].items() if k != "rows"}), flush=True)
     name = "loss_shapes_binary" + ("_redrawn" if args.redrawn else "")
-    if args.heterogeneity != 0.05:
-        name += f"_h{args.heterogeneity:g}".replace(".", "p")  # no dot: it is not a suffix
+    name += spread_tag(args.heterogeneity)
     name = args.name or name
     command = "python benchmarks/loss_shapes_binary.py " + " ".join(
         f"--{k.replace('_', '-')} {v}"
         for k, v in vars(args).items()
-        if v not in (None, False) and not (k == "heterogeneity" and v == 0.05)
+        if v not in (None, False) and not (k == "heterogeneity" and v == HETEROGENEITY)
     ).replace("--redrawn True", "--redrawn")
     report(results, command, RESULTS / name)
 
