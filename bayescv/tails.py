@@ -35,13 +35,12 @@ Smith, R. L. (1987). Estimating tails of probability distributions. Annals of St
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import numpy as np
 import xarray as xr
 
-from bayescv._extras import quiet_arviz_import
+from bayescv._extras import missing_extra, quiet_arviz_import
 from bayescv.losses import loss_range, validate
 
 __all__ = [
@@ -69,10 +68,6 @@ MIN_TAIL_POINTS = 200
 
 class HeavyTailWarning(UserWarning):
     """The losses have a heavy upper tail: normal intervals for their mean under-cover."""
-
-
-def _available() -> bool:
-    return importlib.util.find_spec("arviz") is not None
 
 
 def _khat(values: np.ndarray) -> tuple[float, int]:
@@ -150,13 +145,13 @@ def tail_shape(losses: xr.Dataset) -> xr.Dataset:
     n_tail = np.zeros_like(khat, dtype=np.int64)
     pooled = np.full(values.shape[0], np.nan)
     n_pooled = np.zeros(values.shape[0], dtype=np.int64)
-    available = _available()
+    missing = missing_extra(["arviz"], "bayes", what="k-hat")
     bounded = np.isfinite(low) and np.isfinite(high)
     note = ""
     if bounded:
         note = f"losses bounded in [{low:g}, {high:g}]: no heavy tail"
-    elif not available:
-        note = "k-hat needs ArviZ: pip install 'bayescv[bayes]'"
+    elif missing:
+        note = missing
     else:
         two_sided = not np.isfinite(low) and bool((values < 0).any())
         for r in range(values.shape[0]):
@@ -179,7 +174,7 @@ def tail_shape(losses: xr.Dataset) -> xr.Dataset:
             "n_tail_pooled": (lead, pick(n_pooled)),
         },
         coords={"block": labels},
-        attrs={"available": int(available), "note": note},
+        attrs={"available": int(not missing), "note": note},
     )
     if replicated:
         ds = ds.assign_coords(replicate=losses["replicate"].values)

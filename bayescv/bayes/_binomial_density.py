@@ -7,11 +7,11 @@ Gaussian model and for the same reason: numba caches these functions on disk, so
 process loads them in well under a second instead of compiling the PyMC model. The tests
 hold both equal to PyMC's ``logp`` and ``dlogp`` at random points, for both schemes.
 
-Coordinates, in order (the unconstrained values PyMC samples): ``alpha_z`` (the logit-scale
-mean), ``tau_z`` (CVS only), ``gamma_sd_z``, ``rho_b_logodds__`` and ``eta_z`` (K). The
-block logits are η = α + sqrt(d) z + β (Σ z) 1 with d = τ² + (1 − ρ) s², c = ρ s²,
-β = (sqrt(d + K c) − sqrt(d)) / K: a square root of the compound-symmetric covariance
-τ² I + Γ = d I + c 11ᵀ, so η's prior is exact and non-centred.
+Coordinates, in order (the unconstrained values PyMC samples): ``level_z`` (the mean block
+logit η̄, under Jeffreys' prior), ``tau_z`` (CVS only), ``gamma_sd_z``, ``rho_b_logodds__`` and
+``eta_z`` (K). The block logits are η = η̄ + sqrt(d) (z − z̄ 1) with d = τ² + (1 − ρ) s²: their
+deviations from their mean, non-centred. α = η̄ − sqrt(e) z̄ (e = d + K ρ s²) does not enter
+the density.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ SCATTER_ROWS = ("n", "q", "unused_2", "unused_3", "unused_4", "scatter_nu_factor
 #: Scalar data of the packed buffer, in order; the rows ``y`` and ``n`` (K each) follow.
 SCALARS = (
     "log_choose",
-    "alpha_loc",
-    "alpha_scale",
+    "level_loc",
+    "level_scale",
     "tau_scale",
     "tau_kappa",
     "gamma_loc",
@@ -52,6 +52,7 @@ SCALARS = (
 )
 
 _LOG_2PI = math.log(2.0 * math.pi)
+_LOG_PI = math.log(math.pi)
 
 
 def coordinate_slices(source: bool, k: int) -> dict[str, slice]:
@@ -68,7 +69,7 @@ def coordinate_slices(source: bool, k: int) -> dict[str, slice]:
     -------
     dict of slice
     """
-    names = ["alpha_z"] + (["tau_z"] if source else []) + ["gamma_sd_z", "rho_b_logodds__"]
+    names = ["level_z"] + (["tau_z"] if source else []) + ["gamma_sd_z", "rho_b_logodds__"]
     out = {name: slice(i, i + 1) for i, name in enumerate(names)}
     out["eta_z"] = slice(len(names), len(names) + k)
     return out
@@ -120,16 +121,17 @@ def logp_and_grad(x, source, y, n, scal, svec, scatter):
     grad : ndarray of shape (n_dim,)
     """
     k = y.size
-    log_choose, a_loc, a_scale = scal[0], scal[1], scal[2]
+    log_choose, l_loc, l_scale = scal[0], scal[1], scal[2]
     tau_scale, kappa, g_loc, g_scale = scal[3], scal[4], scal[5], scal[6]
     rho_a, rho_lo = scal[7], scal[8]
     grad = np.zeros(x.size)
     at = 0
-    a = x[at]
+    level = l_loc + l_scale * x[at]
     at += 1
-    alpha = a_loc + a_scale * a
-    logp = -0.5 * a * a - 0.5 * _LOG_2PI
-    grad[0] = -a
+    # Jeffreys' prior on the logit scale, sqrt(p (1 − p)) / π with p = expit(η̄), and the
+    # Jacobian l_scale of η̄ = l_loc + l_scale · level_z.
+    logp = -0.5 * (_log1pexp(-level) + _log1pexp(level)) - _LOG_PI + math.log(l_scale)
+    grad[0] = l_scale * (0.5 - _sigmoid(level))
     tau = 0.0
     dtau_dt = 0.0
     i_tau = -1
@@ -167,40 +169,35 @@ def logp_and_grad(x, source, y, n, scal, svec, scatter):
     log_1mb = -_log1pexp(r)
     logp += rho_a * (log_b + log_1mb) - 2.0 * math.lgamma(rho_a) + math.lgamma(2.0 * rho_a)
     grad[i_r] = rho_a * (1.0 - 2.0 * b)
-    # η = α + sqrt(d) z + β (Σ z), d = τ² + (1 − ρ) s², e = d + K ρ s².
+    # η = η̄ + sqrt(d) (z − z̄), d = τ² + (1 − ρ) s².
     s2 = s * s
     d = tau * tau + (1.0 - rho) * s2
-    e = d + k * rho * s2
-    sd, se = math.sqrt(d), math.sqrt(e)
-    beta = (se - sd) / k
+    sd = math.sqrt(d)
     z = x[at : at + k]
-    total = 0.0
+    z_bar = 0.0
     for j in range(k):
-        total += z[j]
+        z_bar += z[j]
+    z_bar /= k
     big_g = 0.0
     gz = 0.0
     for j in range(k):
-        eta = alpha + sd * z[j] + beta * total
+        eta = level + sd * (z[j] - z_bar)
         logp += -0.5 * z[j] * z[j] - 0.5 * _LOG_2PI
         logp += y[j] * eta - n[j] * _log1pexp(eta)
         gj = y[j] - n[j] * _sigmoid(eta)
         big_g += gj
-        gz += gj * z[j]
+        gz += gj * (z[j] - z_bar)
         grad[at + j] = -z[j] + sd * gj
     for j in range(k):
-        grad[at + j] += beta * big_g
+        grad[at + j] -= sd * big_g / k
     logp += log_choose
-    grad[0] += a_scale * big_g
-    dl_dd = gz / (2.0 * sd) - big_g * total / (2.0 * k * sd)
-    dl_de = big_g * total / (2.0 * k * se)
-    # d and e as functions of τ, s and ρ.
+    grad[0] += l_scale * big_g
+    dl_dd = gz / (2.0 * sd)
+    # d as a function of τ, s and ρ.
     if source:
-        dl_dtau = (dl_dd + dl_de) * 2.0 * tau
-        grad[i_tau] += dl_dtau * dtau_dt
-    dl_ds = dl_dd * 2.0 * (1.0 - rho) * s + dl_de * 2.0 * (1.0 + (k - 1.0) * rho) * s
-    grad[i_g] += dl_ds * s
-    dl_drho = -dl_dd * s2 + dl_de * (k - 1.0) * s2
-    grad[i_r] += dl_drho * (1.0 - rho_lo) * b * (1.0 - b)
+        grad[i_tau] += dl_dd * 2.0 * tau * dtau_dt
+    grad[i_g] += dl_dd * 2.0 * (1.0 - rho) * s * s
+    grad[i_r] += -dl_dd * s2 * (1.0 - rho_lo) * b * (1.0 - b)
     if scal[10] > 0.0:
         # Bootstrap block means: the Gaussian model's Wishart-type scatter term with
         # Σ = diag(q² (1 − ρ) s² + f q / n + e) + ρ (s q)(s q)ᵀ, the delta-method image of

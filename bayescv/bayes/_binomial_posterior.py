@@ -27,7 +27,12 @@ import xarray as xr
 from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes._posterior import dataset
-from bayescv.bayes.binomial_model import BinomialStats, build_binomial_model, natural_params
+from bayescv.bayes.binomial_model import (
+    BinomialStats,
+    build_binomial_model,
+    jeffreys_logit_draws,
+    natural_params,
+)
 
 __all__ = ["binomial_inference_data", "sample_binomial"]
 
@@ -57,7 +62,7 @@ def sample_binomial(
     Returns
     -------
     values : dict of ndarray
-        ``alpha_z``, ``tau_z`` (CVS), ``gamma_sd_z``, ``rho_b`` (constrained) of shape
+        ``level_z``, ``tau_z`` (CVS), ``gamma_sd_z``, ``rho_b`` (constrained) of shape
         (chain, draw) and ``eta_z`` of shape (chain, draw, K).
     sample_stats : xarray.Dataset
     seconds : float
@@ -110,7 +115,7 @@ def sample_binomial(
             compute_convergence_checks=False, **extra,
         )  # fmt: skip
     post = idata.posterior
-    names = ("alpha_z", "gamma_sd_z", "rho_b", "eta_z") + (("tau_z",) if source else ())
+    names = ("level_z", "gamma_sd_z", "rho_b", "eta_z") + (("tau_z",) if source else ())
     values = {name: np.asarray(post[name].values, dtype=float) for name in names}
     return values, idata.sample_stats, float("nan")
 
@@ -178,7 +183,6 @@ def _predictive(p, derived_values, stats, rng):
 def _prior(data, priors, k, size, rng, scheme):
     """Draws of the parameters and block logits from the prior, with numpy."""
     scaled = {
-        "alpha": rng.normal(data["alpha_loc"], data["alpha_scale"], size),
         "tau": (
             np.abs(rng.normal(0.0, data["tau_scale"], size))
             if scheme == "source"
@@ -188,8 +192,14 @@ def _prior(data, priors, k, size, rng, scheme):
     }
     b = rng.beta(data["rho_a"], data["rho_a"], size)
     scaled["rho"] = data["rho_lower"] + (1.0 - data["rho_lower"]) * b
-    lam = scaled["alpha"][:, None] + scaled["tau"][:, None] * rng.standard_normal((size, k))
-    scaled["eta"] = lam + _draw_gamma(scaled["gamma_sd"], scaled["rho"], (size, k), rng)
+    # η̄ under Jeffreys' prior, η = η̄ + sqrt(d) (z − z̄), α = η̄ − sqrt(e) z̄ (binomial_model).
+    level = jeffreys_logit_draws(0.0, 1.0, rng, size)
+    d = scaled["tau"] ** 2 + (1.0 - scaled["rho"]) * scaled["gamma_sd"] ** 2
+    e = d + k * scaled["rho"] * scaled["gamma_sd"] ** 2
+    z = rng.standard_normal((size, k))
+    z_bar = z.mean(-1)
+    scaled["alpha"] = level - np.sqrt(e) * z_bar
+    scaled["eta"] = level[:, None] + np.sqrt(d)[:, None] * (z - z_bar[:, None])
     return {name: value[None] for name, value in scaled.items()}
 
 

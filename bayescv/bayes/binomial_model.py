@@ -15,8 +15,19 @@ and one scale keeps the covariance compound-symmetric, τ² I + Γ = d I + c 11�
 common correlation in (−1/(K − 1), 1). Priors, on the logit scale and scaled to the data
 like the Gaussian model's (:class:`bayescv.bayes.Priors` fields carry over):
 
-* α ~ N(logit p̃, mu0_sd²), p̃ = (Y + ½) / (N + 1) the pooled error rate, mu0_sd in logit
-  units;
+* Jeffreys' prior on the level of this CV run, flat on α: the joint prior is that of the
+  model with a flat α times sqrt(p̄ (1 − p̄)) / π, p̄ = expit(η̄) and η̄ = Σ_k η_k / K the
+  mean block logit, which is proper (given η̄, α ~ N(η̄, e / K), e = τ² + (1 + (K − 1) ρ) s²).
+  η̄ is what the counts pin down, and for one pooled count this is Jeffreys' prior for a
+  binomial proportion, Beta(½, ½). The first version of this model had α ~ N(logit p̃,
+  mu0_sd²), nearly flat on the logit scale: Haldane's prior, whose intervals miss on the
+  low side at a few errors (``docs/bayes.md``). Jeffreys' prior on α itself fixed that but
+  broke tables without errors: α is confounded with the fold effects' common shift, and
+  Jeffreys' tail on α let it climb to rates the data rule out (0 errors in 400 points gave
+  a 95 % upper bound of 0.125 for ``expected_cv``; this prior gives 0.023).
+  ``Priors.mu0_sd`` is unused. η̄ is sampled as logit p̃ + h z, p̃ = (Y + ½) / (N + 1) the
+  pooled error rate and h = sqrt(1 / (Y + ½) + 1 / (N − Y + ½)) its logit's standard
+  error: a change of coordinates for the sampler, not part of the prior;
 * τ ~ HalfNormal(tau_sd / 2), HalfNormal(1) by default, in logit units: a between-source
   spread of up to a factor of about e in the odds of an error is plausible, one of e² is
   not. Unlike the Gaussian model's, this scale is not read off the spread of the block
@@ -26,15 +37,19 @@ like the Gaussian model's (:class:`bayescv.bayes.Priors` fields carry over):
   posterior of a pooled rate with 0 errors in N points would sit near K/N instead of
   pooling to 1/N. This is a prior choice, made before the coverage studies and reported in
   ``docs/bayes.md``;
-* s ~ HalfStudentT(gamma_df, gamma_sd / sqrt(N p̃ (1 − p̃))): the delta-method image on the
-  logit scale of the Gaussian model's scale s_w / sqrt(N);
+* s ~ HalfNormal(gamma_sd / sqrt(N p̃ (1 − p̃))): the delta-method image on the logit scale
+  of the Gaussian model's scale s_w / sqrt(N), with a half-normal tail (``gamma_df`` is
+  unused: with one realisation nothing overrides this prior, and a heavy tail inflated
+  ``expected_cv`` through the Jensen gap of expit; ``docs/bayes.md``);
 * ρ = −1/(K − 1) + K/(K − 1) · b, b ~ Beta(rho_beta, rho_beta).
 
-The block logits are sampled non-centred, η = α + sqrt(d) z + β (Σ z) 1 with z ~ N(0, I)
-(:mod:`bayescv.bayes._binomial_density`), which stays well conditioned when blocks have no
-errors (their η is then pinned by the prior alone). Only one realisation is modelled: a
-table with a ``replicate`` dim or a bootstrap table goes to the Gaussian model
-(:func:`bayescv.bayes.fit`, ``likelihood="auto"``).
+The block logits are sampled non-centred around their mean, η = η̄ + sqrt(d) (z − z̄ 1) with
+z ~ N(0, I), z̄ = Σ_k z_k / K and d = τ² + (1 − ρ) s², and α = η̄ − sqrt(e) z̄
+(:mod:`bayescv.bayes._binomial_density`): with a flat α this is exactly the model above,
+whose η − η̄ is N(0, d (I − 11ᵀ / K)) and η̄ − α is N(0, e / K). It stays well conditioned
+when blocks have no errors (their η is then pinned by the prior alone). Only one
+realisation is modelled: a table with a ``replicate`` dim goes to the Gaussian model
+(:func:`bayescv.bayes.fit`, ``likelihood="auto"``); bootstrap replicates inform s and ρ.
 """
 
 from __future__ import annotations
@@ -50,7 +65,13 @@ from scipy import special
 from bayescv.bayes.priors import Priors
 from bayescv.losses import validate
 
-__all__ = ["BinomialStats", "binomial_data", "build_binomial_model", "collapse_counts"]
+__all__ = [
+    "BinomialStats",
+    "binomial_data",
+    "build_binomial_model",
+    "collapse_counts",
+    "jeffreys_logit_draws",
+]
 
 #: Logit units per unit of ``Priors.tau_sd``: τ ~ HalfNormal(tau_sd / 2), HalfNormal(1) by
 #: default (see the module docs for why the data do not set this scale).
@@ -58,8 +79,8 @@ _TAU_UNIT = 0.5
 
 #: Free variables of each scheme, in the order of the flat coordinate vector.
 FREE_VARS = {
-    "source": ("alpha_z", "tau_z", "gamma_sd_z", "rho_b", "eta_z"),
-    "random": ("alpha_z", "gamma_sd_z", "rho_b", "eta_z"),
+    "source": ("level_z", "tau_z", "gamma_sd_z", "rho_b", "eta_z"),
+    "random": ("level_z", "gamma_sd_z", "rho_b", "eta_z"),
 }
 
 
@@ -183,8 +204,9 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
     stats : BinomialStats
         The error counts (:func:`collapse_counts`).
     priors : Priors, optional
-        Prior settings (``mu0_sd``, ``tau_sd``, ``gamma_sd``, ``gamma_df`` and ``rho_beta``
-        are used, on the logit scale: see the module docs); default :class:`Priors()`.
+        Prior settings (``tau_sd``, ``gamma_sd`` and ``rho_beta`` are used,
+        on the logit scale; the mean block logit has Jeffreys' prior: see the module docs);
+        default :class:`Priors()`.
 
     Returns
     -------
@@ -212,8 +234,8 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
         "scatter_nu_factor": ones if stats.scatter_nu_factor is None else stats.scatter_nu_factor,
         "scatter_extra": 0.0 * ones if stats.scatter_extra is None else stats.scatter_extra,
         "log_choose": log_choose.sum(),
-        "alpha_loc": math.log(pooled) - math.log1p(-pooled),
-        "alpha_scale": priors.mu0_sd,
+        "level_loc": math.log(pooled) - math.log1p(-pooled),
+        "level_scale": math.sqrt(1.0 / (y.sum() + 0.5) + 1.0 / (total_n - y.sum() + 0.5)),
         "tau_scale": priors.tau_sd * _TAU_UNIT,
         "tau_kappa": _TAU_UNIT,
         "gamma_loc": math.log(gamma_scale),
@@ -239,8 +261,8 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
     Returns
     -------
     pymc.Model
-        Free variables ``FREE_VARS[scheme]``; deterministics ``alpha``, ``tau`` (CVS),
-        ``gamma_sd``, ``rho`` and ``eta``; the observed binomial ``y``.
+        Free variables ``FREE_VARS[scheme]``; deterministics ``level`` (η̄), ``alpha``,
+        ``tau`` (CVS), ``gamma_sd``, ``rho`` and ``eta``; the observed binomial ``y``.
     """
     from bayescv.bayes.model import _import_pymc, _inverse_softplus, _scaled_log
 
@@ -250,8 +272,15 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
     k = int(np.size(data["y"]))
     coords = {"block": list(range(k)) if labels is None else [str(x) for x in labels]}
     with pm.Model(coords=coords) as model:
-        alpha_z = pm.Normal("alpha_z", 0.0, 1.0)
-        alpha = pm.Deterministic("alpha", data["alpha_loc"] + data["alpha_scale"] * alpha_z)
+        level_z = pm.CustomDist(
+            "level_z",
+            data["level_loc"],
+            data["level_scale"],
+            logp=_jeffreys_logit_logp,
+            random=_jeffreys_logit_random,
+            support_point=lambda rv, size, loc, scale: pt.zeros_like(loc),
+        )
+        level = pm.Deterministic("level", data["level_loc"] + data["level_scale"] * level_z)
         if scheme == "source":
             tau_z = pm.CustomDist(
                 "tau_z",
@@ -275,12 +304,50 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
         z = pm.Normal("eta_z", 0.0, 1.0, dims="block")
         d = pt.square(tau) + (1.0 - rho) * pt.square(s)
         e = d + k * rho * pt.square(s)
-        beta = (pt.sqrt(e) - pt.sqrt(d)) / k
-        eta = pm.Deterministic("eta", alpha + pt.sqrt(d) * z + beta * pt.sum(z), dims="block")
+        z_bar = pt.mean(z)
+        pm.Deterministic("alpha", level - pt.sqrt(e) * z_bar)
+        eta = pm.Deterministic("eta", level + pt.sqrt(d) * (z - z_bar), dims="block")
         pm.Binomial("y", n=data["n"], logit_p=eta, observed=data["y"], dims="block")
         if float(data["scatter_weight"]) > 0:
             pm.Potential("loglik_scatter", _scatter_graph(s, rho, data))
     return model
+
+
+def jeffreys_logit_draws(loc, scale, rng: np.random.Generator, size=None) -> np.ndarray:
+    """Draw z = (logit p − loc) / scale with p ~ Beta(½, ½), Jeffreys' prior on the logit scale.
+
+    logit p is drawn as log G₁ − log G₂ with G₁, G₂ ~ Gamma(½) independent (then
+    p = G₁ / (G₁ + G₂) ~ Beta(½, ½)), which never rounds p to 0 or 1.
+
+    Parameters
+    ----------
+    loc, scale : float or ndarray
+        The sampling coordinate's shift and scale (:func:`binomial_data`).
+    rng : numpy.random.Generator
+        Source of randomness.
+    size : int or tuple of int, optional
+        Output shape.
+
+    Returns
+    -------
+    ndarray
+    """
+    log_ratio = np.log(rng.standard_gamma(0.5, size)) - np.log(rng.standard_gamma(0.5, size))
+    return (log_ratio - loc) / scale
+
+
+def _jeffreys_logit_random(loc, scale, rng=None, size=None):
+    return jeffreys_logit_draws(loc, scale, rng, size)
+
+
+def _jeffreys_logit_logp(value, loc, scale):
+    """Log-density of z with loc + scale · z = logit p, p ~ Beta(½, ½) (module docs)."""
+    import pytensor.tensor as pt
+
+    x = loc + scale * value
+    # log sqrt(p (1 − p)) = −½ [softplus(−x) + softplus(x)], p = expit(x); the Jacobian of x
+    # is scale.
+    return -0.5 * (pt.softplus(-x) + pt.softplus(x)) - math.log(math.pi) + pt.log(scale)
 
 
 def _scatter_graph(s, rho, d):
@@ -313,7 +380,7 @@ def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> di
     data : dict of ndarray
         The model data the draws were made with (:func:`binomial_data`).
     values : dict of ndarray
-        ``alpha_z``, ``tau_z`` (CVS), ``gamma_sd_z``, ``rho_b`` (constrained, in (0, 1)) of
+        ``level_z``, ``tau_z`` (CVS), ``gamma_sd_z``, ``rho_b`` (constrained, in (0, 1)) of
         shape (chain, draw) and ``eta_z`` of shape (chain, draw, K).
 
     Returns
@@ -321,17 +388,18 @@ def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> di
     dict of ndarray
         ``alpha``, ``tau`` (zeros for CVR), ``gamma_sd``, ``rho`` and ``eta``.
     """
-    alpha = data["alpha_loc"] + data["alpha_scale"] * values["alpha_z"]
+    level = data["level_loc"] + data["level_scale"] * values["level_z"]
     if scheme == "source":
         tau = data["tau_kappa"] * np.logaddexp(0.0, values["tau_z"])
     else:
-        tau = np.zeros_like(alpha)
+        tau = np.zeros_like(level)
     s = np.exp(data["gamma_loc"] + values["gamma_sd_z"])
     rho = data["rho_lower"] + (1.0 - data["rho_lower"]) * values["rho_b"]
     z = values["eta_z"]
     k = z.shape[-1]
     d = tau**2 + (1.0 - rho) * s**2
     e = d + k * rho * s**2
-    beta = (np.sqrt(e) - np.sqrt(d)) / k
-    eta = alpha[..., None] + np.sqrt(d)[..., None] * z + (beta * z.sum(-1))[..., None]
+    z_bar = z.mean(-1)
+    alpha = level - np.sqrt(e) * z_bar
+    eta = level[..., None] + np.sqrt(d)[..., None] * (z - z_bar[..., None])
     return {"alpha": alpha, "tau": tau, "gamma_sd": s, "rho": rho, "eta": eta}

@@ -65,7 +65,8 @@ class Priors:
     ----------
     mu0_sd : float, default 2.5
         Prior standard deviation of the mean source error μ₀ (CVR: of the common mean μ),
-        in units of the standard deviation of all losses; centred at their mean.
+        in units of the standard deviation of all losses; centred at their mean. Unused by
+        the 0-1 model (:mod:`bayescv.bayes.binomial_model`), whose level has Jeffreys' prior.
     tau_sd : float, default 2.0
         Half-normal scale of the between-source standard deviation τ, in units of the
         scale of the block means ``s_b``. Unused by the CVR model.
