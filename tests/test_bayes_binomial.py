@@ -119,7 +119,7 @@ def test_density_equals_direct_computation_and_pymc(scheme, n_bootstrap):
 
 
 def test_jeffreys_draws_follow_beta_half_half():
-    # p = G1 / (G1 + G2) with G1, G2 ~ Gamma(1/2) is Beta(1/2, 1/2): the prior on expit(α).
+    # p = G1 / (G1 + G2) with G1, G2 ~ Gamma(1/2) is Beta(1/2, 1/2): the prior on expit(η̄).
     rng = np.random.default_rng(3)
     loc, scale = -2.0, 0.5
     p = special.expit(loc + scale * jeffreys_logit_draws(loc, scale, rng, 20_000))

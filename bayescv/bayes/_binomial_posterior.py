@@ -29,6 +29,7 @@ from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes._posterior import dataset
 from bayescv.bayes.binomial_model import (
     BinomialStats,
+    block_logits,
     build_binomial_model,
     jeffreys_logit_draws,
     natural_params,
@@ -192,14 +193,10 @@ def _prior(data, priors, k, size, rng, scheme):
     }
     b = rng.beta(data["rho_a"], data["rho_a"], size)
     scaled["rho"] = data["rho_lower"] + (1.0 - data["rho_lower"]) * b
-    # η̄ under Jeffreys' prior, η = η̄ + sqrt(d) (z − z̄), α = η̄ − sqrt(e) z̄ (binomial_model).
-    level = jeffreys_logit_draws(0.0, 1.0, rng, size)
-    d = scaled["tau"] ** 2 + (1.0 - scaled["rho"]) * scaled["gamma_sd"] ** 2
-    e = d + k * scaled["rho"] * scaled["gamma_sd"] ** 2
-    z = rng.standard_normal((size, k))
-    z_bar = z.mean(-1)
-    scaled["alpha"] = level - np.sqrt(e) * z_bar
-    scaled["eta"] = level[:, None] + np.sqrt(d)[:, None] * (z - z_bar[:, None])
+    level = jeffreys_logit_draws(0.0, 1.0, rng, size)  # η̄ under Jeffreys' prior
+    scaled["alpha"], scaled["eta"] = block_logits(
+        level, scaled["tau"], scaled["gamma_sd"], scaled["rho"], rng.standard_normal((size, k))
+    )
     return {name: value[None] for name, value in scaled.items()}
 
 

@@ -68,6 +68,7 @@ from bayescv.losses import validate
 __all__ = [
     "BinomialStats",
     "binomial_data",
+    "block_logits",
     "build_binomial_model",
     "collapse_counts",
     "jeffreys_logit_draws",
@@ -277,7 +278,7 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
             data["level_loc"],
             data["level_scale"],
             logp=_jeffreys_logit_logp,
-            random=_jeffreys_logit_random,
+            random=jeffreys_logit_draws,
             support_point=lambda rv, size, loc, scale: pt.zeros_like(loc),
         )
         level = pm.Deterministic("level", data["level_loc"] + data["level_scale"] * level_z)
@@ -336,10 +337,6 @@ def jeffreys_logit_draws(loc, scale, rng: np.random.Generator, size=None) -> np.
     return (log_ratio - loc) / scale
 
 
-def _jeffreys_logit_random(loc, scale, rng=None, size=None):
-    return jeffreys_logit_draws(loc, scale, rng, size)
-
-
 def _jeffreys_logit_logp(value, loc, scale):
     """Log-density of z with loc + scale · z = logit p, p ~ Beta(½, ½) (module docs)."""
     import pytensor.tensor as pt
@@ -395,11 +392,34 @@ def natural_params(scheme: str, data: dict[str, np.ndarray], values: dict) -> di
         tau = np.zeros_like(level)
     s = np.exp(data["gamma_loc"] + values["gamma_sd_z"])
     rho = data["rho_lower"] + (1.0 - data["rho_lower"]) * values["rho_b"]
-    z = values["eta_z"]
+    alpha, eta = block_logits(level, tau, s, rho, values["eta_z"])
+    return {"alpha": alpha, "tau": tau, "gamma_sd": s, "rho": rho, "eta": eta}
+
+
+def block_logits(level, tau, s, rho, z):
+    """α and the block logits η from the run's level η̄ and the standardised effects z.
+
+    η = η̄ + sqrt(d) (z − z̄), α = η̄ − sqrt(e) z̄, d = τ² + (1 − ρ) s², e = d + K ρ s² (module
+    docs), with numpy.
+
+    Parameters
+    ----------
+    level, tau, s, rho : ndarray
+        η̄, τ, the fold-effect scale s and ρ, of one shape.
+    z : ndarray
+        The standardised effects, of that shape plus (K,).
+
+    Returns
+    -------
+    alpha : ndarray
+        Of the shape of `level`.
+    eta : ndarray
+        Of the shape of `z`.
+    """
     k = z.shape[-1]
     d = tau**2 + (1.0 - rho) * s**2
     e = d + k * rho * s**2
     z_bar = z.mean(-1)
     alpha = level - np.sqrt(e) * z_bar
     eta = level[..., None] + np.sqrt(d)[..., None] * (z - z_bar[..., None])
-    return {"alpha": alpha, "tau": tau, "gamma_sd": s, "rho": rho, "eta": eta}
+    return alpha, eta
