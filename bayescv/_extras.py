@@ -1,6 +1,7 @@
 """Which optional packages are installed, and the extra of ``bayescv`` that installs them.
 
-Also the one filter for ArviZ's import-time notice (:func:`quiet_arviz_import`). A leaf
+Also the one filter for ArviZ's import-time notice (:func:`quiet_arviz_import`) and the one
+way the package imports ArviZ or a module that imports it (:func:`import_quietly`). A leaf
 helper: the command line and the comparison module's registry both ask it before any work,
 and it imports nothing of the package.
 """
@@ -8,11 +9,19 @@ and it imports nothing of the package.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 import warnings
 from collections.abc import Iterator, Sequence
+from types import ModuleType
 
-__all__ = ["BAYES_MODULES", "DATA_MODULES", "missing_extra", "quiet_arviz_import"]
+__all__ = [
+    "BAYES_MODULES",
+    "DATA_MODULES",
+    "import_quietly",
+    "missing_extra",
+    "quiet_arviz_import",
+]
 
 #: What a fit of the hierarchical model with PyMC's sampler imports, all from the ``bayes``
 #: extra: numba compiles the log-density, platformdirs finds its on-disk cache (pytensor comes
@@ -83,3 +92,30 @@ def quiet_arviz_import() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
         yield
+
+
+def import_quietly(name: str) -> ModuleType:
+    """Import `name` (``arviz``, or nutpie or pymc, which import it) without ArviZ's notice.
+
+    ArviZ prints its notice on the first import of each day, from whichever module imports it
+    first: a user's first fit of the day would print it (nutpie imports ArviZ), and a test run
+    with warnings as errors would fail on that day's first import. Every import of these
+    modules in the package goes through here.
+
+    Parameters
+    ----------
+    name : str
+        The module's name.
+
+    Returns
+    -------
+    types.ModuleType
+        The module.
+
+    Raises
+    ------
+    ImportError
+        When the module is not installed.
+    """
+    with quiet_arviz_import():
+        return importlib.import_module(name)

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from bayescv._extras import missing_extra, quiet_arviz_import
+from bayescv._extras import import_quietly, missing_extra
 from bayescv.losses import loss_range, validate
 
 __all__ = [
@@ -72,9 +72,7 @@ class HeavyTailWarning(UserWarning):
 
 def _khat(values: np.ndarray) -> tuple[float, int]:
     """ArviZ's k̂ of the upper tail of `values`, and the number of tail points it used."""
-    with quiet_arviz_import():
-        import arviz as az
-
+    az = import_quietly("arviz")
     s = values.size
     if s < MIN_TAIL_POINTS or np.ptp(values) == 0:
         return float("nan"), 0

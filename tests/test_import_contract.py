@@ -218,3 +218,39 @@ def test_allowed_imports_pass_the_checker():
 def test_cycle_finder_finds_a_cycle():
     edges = {"a": [("b", "", 1)], "b": [("c", "", 1)], "c": [("a", "", 1)], "d": [("a", "", 1)]}
     assert cycles(edges) == [["a", "b", "c"]]
+
+
+#: Modules that import ArviZ, which prints a notice on its first import of each day: the
+#: package imports them only through ``bayescv._extras.import_quietly``. PyMC's submodules
+#: are imported after ``bayescv.bayes.model._import_pymc`` has imported PyMC that way.
+NOISY_IMPORTS = {"arviz", "nutpie", "pymc"}
+
+
+def _noisy_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found += [
+            (node.lineno, n)
+            for n in names
+            if n.split(".")[0] in NOISY_IMPORTS and not n.startswith("pymc.")
+        ]
+    return found
+
+
+def test_arviz_and_its_importers_are_imported_quietly():
+    """A bare ``import nutpie`` printed ArviZ's notice on a user's first fit of the day."""
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "_extras.py"
+        for line, name in _noisy_imports(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not offenders, offenders
+    source = "import nutpie\nfrom arviz import hdi\nimport numpy\nfrom nutpie.sample import x"
+    assert _noisy_imports(ast.parse(source)) == [(1, "nutpie"), (2, "arviz"), (4, "nutpie.sample")]

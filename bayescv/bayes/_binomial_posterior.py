@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes._posterior import dataset
@@ -76,8 +77,7 @@ def sample_binomial(
     source = scheme == "source"
     init_seed, run_seed = child_seeds(seed, 2)
     if sampler == "nutpie":
-        import nutpie
-
+        nutpie = import_quietly("nutpie")
         slices = _binomial_density.coordinate_slices(source, k)
         model, slices, seconds = nutpie_model(
             _binomial_density, data, source, slices,
@@ -202,8 +202,7 @@ def _prior(data, priors, k, size, rng, scheme):
 
 def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
     """Assemble the InferenceData of a 0-1 fit (groups as :func:`bayescv.bayes.fit` documents)."""
-    import arviz as az
-
+    az = import_quietly("arviz")
     labels = stats.labels
     params = natural_params(stats.scheme, data, values)
     if stats.scheme != "source":

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import import_quietly
 from bayescv.bayes._coordinates import natural_params
 from bayescv.bayes._rank1 import own_variance, rank1_mvn, rank1_solve
 from bayescv.bayes._stats import CollapsedStats, loglik_numpy
@@ -133,8 +134,7 @@ def inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
     arviz.InferenceData
         The groups that :func:`bayescv.bayes.fit` documents.
     """
-    import arviz as az
-
+    az = import_quietly("arviz")
     labels = stats.labels
     params = natural_params(stats.scheme, data, values)
     post = dataset({**values, **params}, labels)

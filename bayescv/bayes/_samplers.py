@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.model import _import_pymc
@@ -47,7 +48,7 @@ def resolve_sampler(sampler: str) -> str:
     if sampler != "auto":
         return sampler
     try:
-        import nutpie  # noqa: F401
+        import_quietly("nutpie")
     except ImportError:
         return "pymc"
     return "nutpie"
@@ -212,8 +213,7 @@ def nutpie_model(density, data, source, slices, start, init_seed):
         nutpie's compiled model, the slices, and the seconds spent compiling or loading
         the callbacks.
     """
-    from nutpie.compile_pymc import CompiledPyMCModel
-
+    compiled_model = import_quietly("nutpie.compile_pymc").CompiledPyMCModel
     n_dim = max(s.stop for s in slices.values())
 
     def initial_point(seed):
@@ -222,7 +222,7 @@ def nutpie_model(density, data, source, slices, start, init_seed):
         return start(np.random.default_rng([init_seed, int(seed)]))
 
     compiled = density.callbacks()
-    model = CompiledPyMCModel(
+    model = compiled_model(
         dims={},
         compiled_logp_func=compiled["logp"],
         compiled_expand_func=compiled["expand"],
@@ -249,7 +249,7 @@ def _sample_nutpie(
     loading from the disk cache) the log-density.
     """
     try:
-        import nutpie
+        nutpie = import_quietly("nutpie")
     except ImportError as err:
         raise ImportError(
             "sampler='nutpie' needs the nutpie package: pip install 'bayescv[bayes]'"

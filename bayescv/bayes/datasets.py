@@ -29,6 +29,7 @@ import xarray as xr
 from scipy import special
 from scipy import stats as st
 
+from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.datasets_model import (
@@ -94,9 +95,9 @@ def _sample(sampler, stats, data, draws, tune, chains, seed, target_accept, n_jo
     slices = density.coordinate_slices(q)
     init_seed, run_seed = child_seeds(seed, 2)
     if sampler == "nutpie":
-        import nutpie
-
         from bayescv.bayes._samplers import nutpie_model
+
+        nutpie = import_quietly("nutpie")
 
         start = time.perf_counter()
         density.callbacks()  # loaded from the disk cache, or compiled, on this process' first fit
@@ -144,8 +145,7 @@ def _sample(sampler, stats, data, draws, tune, chains, seed, target_accept, n_jo
 
 def _diagnostics(params: dict, sample_stats) -> dict:
     """Worst r̂, smallest bulk and tail ESS over δ0, std0, ν and the δ_i; divergences."""
-    import arviz as az
-
+    az = import_quietly("arviz")
     post = xr.Dataset(
         {
             name: (("chain", "draw", "dataset")[: params[name].ndim], params[name])
@@ -422,8 +422,7 @@ def _summary(user, loc, sd, stats: DatasetsStats, rope: float, level: float) -> 
 
 def _inference_data(user: dict, sample_stats, stats: DatasetsStats):
     """Assemble an InferenceData of the posterior (in the data's units) and sampler statistics."""
-    import arviz as az
-
+    az = import_quietly("arviz")
     chains, draws = user["delta0"].shape
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "dataset": list(stats.names)}
     posterior = xr.Dataset(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._posterior import inference_data
 from bayescv.bayes._samplers import SAMPLE, resolve_sampler
@@ -336,8 +337,7 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
         ``divergences`` (count), ``worst`` (variable with the largest r̂) and ``problems``
         (a string, empty when every check passes).
     """
-    import arviz as az
-
+    az = import_quietly("arviz")
     names = [v for v in _CHECKED if v in idata.posterior.data_vars]
     post = idata.posterior[names]
     rhat = az.rhat(post)
@@ -417,8 +417,7 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         if kind == "eti":
             a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
         else:
-            import arviz as az
-
+            az = import_quietly("arviz")
             a, b = az.hdi(draws, hdi_prob=level)
         lo.append(a)
         hi.append(b)

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescv._extras import quiet_arviz_import
+from bayescv._extras import import_quietly
 from bayescv.bayes._coordinates import coordinates
 from bayescv.bayes._stats import CollapsedStats
 from bayescv.bayes.priors import Priors
@@ -88,9 +88,7 @@ _IMPORTED: dict = {}
 
 
 def _first_import():
-    with quiet_arviz_import():  # pymc imports ArviZ too
-        import arviz  # noqa: F401
-        import pymc as pm
+    pm = import_quietly("pymc")  # pymc imports ArviZ
     import pytensor
 
     with warnings.catch_warnings():

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bayescv._extras import BAYES_MODULES, missing_extra
+from bayescv._extras import BAYES_MODULES, import_quietly, missing_extra
 from bayescv.cli._checks import read_losses, unwritable_dir
 
 __all__ = ["register"]
@@ -148,8 +148,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _summary(idata):
-    import arviz as az
-
+    az = import_quietly("arviz")
     names = [v for v in _SUMMARY_VARS if v in idata.posterior.data_vars]
     return az.summary(idata, var_names=names, kind="all", round_to="none")
 
