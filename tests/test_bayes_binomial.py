@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import special, stats
 from sklearn.linear_model import LogisticRegression
 
@@ -29,8 +30,12 @@ def _table(scheme: str, rate: float, seed: int, sizes=(30, 40, 50, 30, 20, 60)):
     return from_arrays(loss, block, scheme=scheme)
 
 
-def _direct_logp(x: np.ndarray, source: bool, data: dict) -> float:
-    """The model's log-density written out with scipy's distributions (module docs)."""
+def _direct_logp(x: np.ndarray, source: bool, data: dict, runs=None) -> float:
+    """The model's log-density written out with scipy's distributions (module docs).
+
+    `runs`, for repeated runs: their (y, n) per run and block, whose binomial
+    log-likelihoods enter through their mean (``collapse_counts``).
+    """
     k = data["y"].size
     at = 0
     level = data["level_loc"] + data["level_scale"] * x[at]
@@ -63,7 +68,8 @@ def _direct_logp(x: np.ndarray, source: bool, data: dict) -> float:
     # (the eigenvalue of τ² I + s² [(1 − ρ) I + ρ 11ᵀ] on the vectors orthogonal to 1).
     centre = np.eye(k) - np.full((k, k), 1.0 / k)
     eta = level + np.sqrt(tau**2 + (1 - rho) * s**2) * (centre @ z)
-    out += stats.binom.logpmf(data["y"], data["n"], special.expit(eta)).sum()
+    y, n = (data["y"][None], data["n"][None]) if runs is None else runs
+    out += stats.binom.logpmf(y, n, special.expit(eta)).sum(axis=1).mean()
     return float(out)
 
 
@@ -118,6 +124,67 @@ def test_density_equals_direct_computation_and_pymc(scheme, n_bootstrap):
             assert value0 == pytest.approx(_direct_logp(x0, source, data), rel=1e-10)
 
 
+def _repeated_runs(scheme: str) -> xr.Dataset:
+    """Three repeated runs of the same data: other splits (CVR) or other errors (CVS)."""
+    if scheme == "random":
+        rng = np.random.default_rng(7)
+        X = rng.normal(size=(230, 3))
+        y = (X[:, 0] + rng.normal(size=230) > 0.8).astype(int)
+        return cross_val_losses(
+            LogisticRegression(), X, y, loss="zero_one", cv=6, n_repeats=3, random_state=2
+        )
+    runs = [_table("source", 0.1, seed) for seed in (11, 12, 13)]
+    return stack_replicates(runs, replicate_kind="repeat")
+
+
+@pytest.mark.parametrize("scheme", ["source", "random"])
+def test_repeated_runs_enter_through_their_mean_log_likelihood(scheme):
+    table = _repeated_runs(scheme)
+    stats_ = collapse_counts(table)
+    runs = stats_.y_runs.shape[0]
+    assert runs == 3
+    # Each run's counts, from its own losses.
+    for r in range(runs):
+        one = collapse_counts(table.isel(replicate=r).drop_vars("replicate"))
+        assert np.array_equal(stats_.y_runs[r], one.y)
+        assert np.array_equal(stats_.n_runs[r], one.n)
+    data = binomial_data(stats_)
+    assert data["y"] == pytest.approx(stats_.y_runs.mean(axis=0))
+    source = scheme == "source"
+    k = data["y"].size
+    slices = density.coordinate_slices(source, k)
+    scal = np.array([float(data[name]) for name in density.SCALARS])
+    model = build_binomial_model(scheme, data)
+    logp = model.compile_logp()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.normal(scale=0.8, size=slices["eta_z"].stop)
+        x[slices["eta_z"]] -= x[slices["eta_z"]].mean()  # the direct computation's roots agree
+        value, _ = density.logp_and_grad(
+            x, source, data["y"], data["n"], scal, density.scatter_rows(data), data["scatter"]
+        )
+        point = {n: (x[s] if n == "eta_z" else x[s][0]) for n, s in slices.items()}
+        assert value == pytest.approx(float(logp(point)), rel=1e-9, abs=1e-8)
+        direct = _direct_logp(x, source, data, (stats_.y_runs, stats_.n_runs))
+        assert value == pytest.approx(direct, rel=1e-10)
+
+
+def test_identical_repeated_runs_count_as_one():
+    # The mean of R equal log-likelihoods is one of them: the posterior is the one run's.
+    table = _table("source", 0.05, 5)
+    repeated = stack_replicates([table] * 3, replicate_kind="repeat")
+    settings = {"random_state": 4, "draws": 300, "tune": 300, "chains": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: a SamplingWarning is possible
+        one, three = fit(table, **settings), fit(repeated, **settings)
+    assert three.sample_stats.attrs["likelihood"] == "binomial"
+    assert three.sample_stats.attrs["replicate_kind"] == "repeat"
+    assert three.constant_data.attrs["n_replicates"] == 3
+    for name in ("expected_cv", "ose", "new_source"):
+        assert np.array_equal(one.posterior[name].values, three.posterior[name].values)
+    assert np.allclose(one.log_likelihood["y"].values, three.log_likelihood["y"].values)
+
+
 def test_jeffreys_draws_follow_beta_half_half():
     # p = G1 / (G1 + G2) with G1, G2 ~ Gamma(1/2) is Beta(1/2, 1/2): the prior on expit(η̄).
     rng = np.random.default_rng(3)
@@ -160,17 +227,28 @@ def test_counts_and_bad_tables():
         collapse_counts(table, stacked)
     with pytest.raises(ValueError, match="likelihood='gaussian'"):
         fit(stacked, likelihood="binomial")
+    repeated = stack_replicates([table, table], replicate_kind="repeat")
+    boot = stack_replicates([table, table], replicate_kind="bootstrap")
+    with pytest.raises(ValueError, match="one observed run, not repeated runs"):
+        collapse_counts(repeated, boot)
+    # A block (source 5) absent from the second run.
+    short = table.assign_coords(block=("obs", np.minimum(table["block"].values, 4)))
+    gappy = stack_replicates([table, short], replicate_kind="repeat")
+    with pytest.raises(ValueError, match="block 5 has no points in run 1"):
+        collapse_counts(gappy)
     with pytest.raises(ValueError, match="likelihood must be"):
         fit(table, likelihood="poisson")
 
 
-@pytest.mark.parametrize("ones", [False, True])
-def test_constant_table_gets_a_proper_interval_inside_0_1(ones):
+@pytest.mark.parametrize(("ones", "runs"), [(False, 1), (True, 1), (False, 3)])
+def test_constant_table_gets_a_proper_interval_inside_0_1(ones, runs):
     n = 400
     table = from_arrays(np.full(n, float(ones)), np.repeat(np.arange(8), n // 8), scheme="source")
+    if runs > 1:  # repeated runs without an error: the default likelihood is the binomial
+        table = stack_replicates([table] * runs, replicate_kind="repeat")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a SamplingWarning is possible; bounds are checked
-        idata = fit(table, likelihood="binomial", random_state=0, draws=500, tune=500)
+        idata = fit(table, random_state=0, draws=500, tune=500)
     ci = posterior_intervals(idata)
     assert idata.sample_stats.attrs["likelihood"] == "binomial"
     assert ((ci["lower"] >= 0) & (ci["upper"] <= 1)).all()

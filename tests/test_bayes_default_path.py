@@ -191,6 +191,34 @@ def test_cli_with_default_options(cli_runs, scheme):
         assert "bayes_new_source" not in out
 
 
+def test_repeated_kfold_of_a_classifier_without_errors():
+    """The default fit of repeated K-fold 0-1 losses with no error: the binomial model.
+
+    Regression guard: such a table (``n_repeats`` of a classifier that separates the classes)
+    went to the Gaussian model, which refused it ("all losses are equal within every
+    block"). Setosa against versicolor is linearly separable: no fold model errs.
+    """
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = load_iris(return_X_y=True)
+    keep = y < 2
+    table = cross_val_losses(
+        LogisticRegression(), X[keep], y[keep], loss="zero_one", cv=5, n_repeats=3,
+        random_state=0,
+    )  # fmt: skip
+    assert table["loss"].sum() == 0
+    idata = _fit(table, random_state=0)
+    assert idata.sample_stats.attrs["likelihood"] == "binomial"
+    assert idata.sample_stats.attrs["sampler"] == AUTO
+    ci = posterior_intervals(idata)
+    upper = float(ci["upper"].sel(method_name="bayes_expected_cv"))
+    n = int(keep.sum())  # points per run: the repeats add no new points
+    # Of the order of the rule of three, 3 / N, as for one run (test_bayes_binomial).
+    assert 3.0 / n < upper < 10 * 3.0 / n
+    assert float(ci["lower"].sel(method_name="bayes_expected_cv")) >= 0
+
+
 _FIRST_FIT_OF_THE_DAY = """
 import warnings
 warnings.simplefilter("error")  # as pytest's filterwarnings = error, and as -W error

@@ -36,7 +36,7 @@ from bayescv.bayes.binomial_model import (
     natural_params,
 )
 
-__all__ = ["binomial_inference_data", "sample_binomial"]
+__all__ = ["binomial_inference_data", "replicate_kind", "sample_binomial"]
 
 _NODES = 24
 _Z, _W = np.polynomial.hermite_e.hermegauss(_NODES)
@@ -167,18 +167,23 @@ def _draw_gamma(s, rho, shape, rng):
     return s[..., None] * (root_d[..., None] * z + (beta * z.sum(-1))[..., None])
 
 
-def _loglik(y, n, eta):
+def _loglik(stats, eta):
+    """Pointwise log-likelihood per block: for repeated runs the mean over the runs."""
     from scipy import stats as st
 
-    return st.binom.logpmf(y, n, expit(eta))
+    if stats.y_runs is None:
+        return st.binom.logpmf(stats.y, stats.n, expit(eta))
+    p = expit(eta)[..., None, :]
+    return st.binom.logpmf(stats.y_runs, stats.n_runs, p).mean(axis=-2)
 
 
 def _predictive(p, derived_values, stats, rng):
     """Replicated error counts of a data set from the same sources (fresh fold effects)."""
     lam = derived_values["lambda"]
     eta = lam + _draw_gamma(p["gamma_sd"], p["rho"], lam.shape, rng)
-    y = rng.binomial(stats.n.astype(np.int64), expit(eta))
-    return {"y": y, "ybar": y / stats.n}
+    n = np.rint(stats.n).astype(np.int64)  # repeated runs: the mean block size
+    y = rng.binomial(n, expit(eta))
+    return {"y": y, "ybar": y / n}
 
 
 def _prior(data, priors, k, size, rng, scheme):
@@ -198,6 +203,13 @@ def _prior(data, priors, k, size, rng, scheme):
         level, scaled["tau"], scaled["gamma_sd"], scaled["rho"], rng.standard_normal((size, k))
     )
     return {name: value[None] for name, value in scaled.items()}
+
+
+def replicate_kind(stats: BinomialStats) -> str:
+    """Return ``"single"``, ``"repeat"`` or ``"bootstrap"``: what the counts of a fit came from."""
+    if stats.n_bootstrap:
+        return "bootstrap"
+    return "repeat" if stats.n_repeats > 1 else "single"
 
 
 def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
@@ -220,8 +232,8 @@ def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prio
         attrs={
             "likelihood": "binomial",
             "scheme": stats.scheme,
-            "replicate_kind": "bootstrap" if stats.n_bootstrap else "single",
-            "n_replicates": 1,
+            "replicate_kind": replicate_kind(stats),
+            "n_replicates": stats.n_repeats,
             "n_bootstrap": stats.n_bootstrap,
         },
     )
@@ -235,7 +247,7 @@ def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prio
             sample_stats=sample_stats.assign_coords(
                 chain=posterior["chain"].values, draw=posterior["draw"].values
             ),
-            log_likelihood=dataset({"y": _loglik(y_obs, stats.n, p["eta"])}, labels),
+            log_likelihood=dataset({"y": _loglik(stats, p["eta"])}, labels),
             posterior_predictive=dataset(_predictive(p, drv, stats, rng), labels),
             prior=dataset({**prior_vars, **prior_drv}, labels),
             prior_predictive=dataset(_predictive(prior, prior_drv, stats, rng), labels),

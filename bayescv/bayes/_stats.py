@@ -142,7 +142,7 @@ def collapse(
     n_rep, k = n_all.shape
     if (n_all == 0).any():
         r, b = np.argwhere(n_all == 0)[0]
-        raise ValueError(f"block {labels[b]!r} has no points in replicate {r}")
+        raise ValueError(f"block {labels[b].item()!r} has no points in replicate {r}")
     means = s_all / n_all
     kind = losses.attrs.get("replicate_kind", "single") if "replicate" in losses.dims else "single"
     if kind == "bootstrap":

@@ -47,9 +47,19 @@ The block logits are sampled non-centred around their mean, η = η̄ + sqrt(d) 
 z ~ N(0, I), z̄ = Σ_k z_k / K and d = τ² + (1 − ρ) s², and α = η̄ − sqrt(e) z̄
 (:mod:`bayescv.bayes._binomial_density`): with a flat α this is exactly the model above,
 whose η − η̄ is N(0, d (I − 11ᵀ / K)) and η̄ − α is N(0, e / K). It stays well conditioned
-when blocks have no errors (their η is then pinned by the prior alone). Only one
-realisation is modelled: a table with a ``replicate`` dim goes to the Gaussian model
-(:func:`bayescv.bayes.fit`, ``likelihood="auto"``); bootstrap replicates inform s and ρ.
+when blocks have no errors (their η is then pinned by the prior alone).
+
+One realisation is modelled: one CV run, or R repeated runs of the same data
+(``replicate_kind="repeat"``), whose log-likelihood is the mean of the runs' binomial
+log-likelihoods with one η_k per block label (:func:`collapse_counts`): R identical runs
+count as one, as in the Gaussian model. Under leave-one-source-out CV a block is the same
+source with the same training set in every run, so its η_k is one quantity; under random
+K-fold, fold k of one run and fold k of another hold different points, and sharing η_k reads
+the mean counts as one run whose fold-to-fold scatter the repeats have averaged (s and ρ are
+set by their priors with one realisation anyway; ``docs/bayes.md`` reports the calibration).
+Independent realisations (simulated data sets) go to the Gaussian model
+(:func:`bayescv.bayes.fit`, ``likelihood="auto"``); bootstrap replicates of one run inform s
+and ρ.
 """
 
 from __future__ import annotations
@@ -108,6 +118,10 @@ class BinomialStats:
         scatter (:func:`bayescv.bayes._stats.tie_term`).
     n_bootstrap : int
         Number of bootstrap replicates (0 without).
+    n_runs, y_runs : ndarray of shape (R, K) or None
+        For R repeated CV runs of the same data (``replicate_kind="repeat"``), the points and
+        errors per block of each run; `n` and `y` are then their means over the runs. None
+        for one run.
     """
 
     scheme: str
@@ -122,6 +136,13 @@ class BinomialStats:
     scatter_nu_factor: np.ndarray | None = None
     scatter_extra: np.ndarray | None = None
     n_bootstrap: int = 0
+    n_runs: np.ndarray | None = None
+    y_runs: np.ndarray | None = None
+
+    @property
+    def n_repeats(self) -> int:
+        """Number of repeated CV runs the counts average (1 for one run)."""
+        return 1 if self.y_runs is None else int(self.y_runs.shape[0])
 
     @property
     def n_blocks(self) -> int:
@@ -137,15 +158,21 @@ class BinomialStats:
 def collapse_counts(
     losses: xr.Dataset, bootstrap: xr.Dataset | None = None, *, scheme: str | None = None
 ) -> BinomialStats:
-    """Reduce a 0-1 loss table of one CV run to its error counts per block.
+    """Reduce a 0-1 loss table of one CV run, or of repeated runs, to its error counts per block.
 
     Parameters
     ----------
     losses : xarray.Dataset
-        A loss table without a ``replicate`` dim whose losses are all 0 or 1.
+        A loss table whose losses are all 0 or 1: one CV run, or R repeated runs of the same
+        data (a ``replicate`` dim with ``replicate_kind="repeat"``, every block in every
+        run). Repeated runs enter through their mean counts per block, ȳ_k = Σ_r y_rk / R
+        and n̄_k: the model's log-likelihood is the mean of the runs' binomial
+        log-likelihoods, each run's raised to the power 1/R, as the Gaussian model
+        weights repeated runs, so that R identical runs count as one.
     bootstrap : xarray.Dataset, optional
         Bootstrap replicates of the same data: their block means' scatter informs the
-        training-set effects (Γ), as in the Gaussian model, never the error rates.
+        training-set effects (Γ), as in the Gaussian model, never the error rates. Only with
+        one observed run.
     scheme : {"source", "random"}, optional
         Default from the table's ``scheme`` attribute.
 
@@ -156,36 +183,50 @@ def collapse_counts(
     Raises
     ------
     ValueError
-        For a replicated table, a loss other than 0 or 1, fewer than two blocks, or an
+        For replicates other than repeated runs, a block missing from a run, a bootstrap
+        table with repeated runs, a loss other than 0 or 1, fewer than two blocks, or an
         unknown scheme.
     """
     validate(losses)
     scheme = scheme or losses.attrs.get("scheme")
     if scheme not in ("source", "random"):
         raise ValueError(f"scheme must be 'source' or 'random', got {scheme!r}")
-    if "replicate" in losses.dims:
+    kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
+    if kind not in (None, "repeat"):
         raise ValueError(
-            "the binomial likelihood models one CV run; a table with replicates "
-            f"(replicate_kind={losses.attrs.get('replicate_kind')!r}) needs "
-            "likelihood='gaussian'"
+            "the binomial likelihood models one CV run or repeated runs of the same data; "
+            f"a table with replicates of kind {kind!r} needs likelihood='gaussian'"
         )
-    loss = np.asarray(losses["loss"].values, dtype=float)
+    if kind == "repeat" and bootstrap is not None:
+        raise ValueError("bootstrap replicates go with one observed run, not repeated runs")
+    loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
     if not np.isin(loss, (0.0, 1.0)).all():
         raise ValueError(
             "the binomial likelihood needs 0-1 losses; this table has other values "
             "(use likelihood='gaussian')"
         )
-    labels, inverse = np.unique(losses["block"].values, return_inverse=True)
+    block = np.atleast_2d(np.asarray(losses["block"].values))
+    labels, inverse = np.unique(block, return_inverse=True)
     if labels.size < 2:
         raise ValueError(f"the model needs at least two blocks, got {labels.size}")
-    n = np.bincount(inverse, minlength=labels.size).astype(float)
-    y = np.bincount(inverse, weights=loss, minlength=labels.size)
+    runs, k = loss.shape[0], labels.size
+    cell = inverse.reshape(block.shape) + k * np.arange(runs)[:, None]  # (run, block) index
+    n_runs = np.bincount(cell.ravel(), minlength=runs * k).reshape(runs, k).astype(float)
+    y_runs = np.bincount(cell.ravel(), weights=loss.ravel(), minlength=runs * k).reshape(runs, k)
+    if (n_runs == 0).any():
+        r, b = np.argwhere(n_runs == 0)[0]
+        raise ValueError(f"block {labels[b].item()!r} has no points in run {r}")
+    n, y = n_runs.mean(axis=0), y_runs.mean(axis=0)
     sources = None
     if "source" in losses.coords:
-        first = np.zeros(labels.size, dtype=np.int64)
-        first[inverse[::-1]] = np.arange(inverse.size)[::-1]
-        sources = np.asarray(losses["source"].values)[first]
-    k = labels.size
+        first = np.zeros(k, dtype=np.int64)
+        flat = inverse.reshape(block.shape)[0]
+        first[flat[::-1]] = np.arange(flat.size)[::-1]
+        sources = np.atleast_2d(np.asarray(losses["source"].values))[0][first]
+    if kind == "repeat" and runs > 1:
+        return BinomialStats(
+            scheme, labels, sources, n, y, np.zeros((k, k)), n_runs=n_runs, y_runs=y_runs
+        )
     if bootstrap is None:
         return BinomialStats(scheme, labels, sources, n, y, np.zeros((k, k)))
     from bayescv.bayes._stats import collapse
@@ -212,7 +253,8 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
     Returns
     -------
     dict of ndarray
-        ``y``, ``n``, ``log_choose`` (Σ_k log C(n_k, y_k)) and the scalars of
+        ``y``, ``n`` (for repeated runs, their means over the runs), ``log_choose``
+        (Σ_k log C(n_k, y_k), averaged over repeated runs), ``n_repeats`` and the scalars of
         :data:`bayescv.bayes._binomial_density.SCALARS`.
     """
     priors = priors or Priors()
@@ -221,7 +263,13 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
     pooled = (y.sum() + 0.5) / (total_n + 1.0)
     info = pooled * (1.0 - pooled)
     gamma_scale = priors.gamma_sd / math.sqrt(total_n * info)
-    log_choose = special.gammaln(n + 1) - special.gammaln(y + 1) - special.gammaln(n - y + 1)
+    runs_n = n[None] if stats.n_runs is None else stats.n_runs
+    runs_y = y[None] if stats.y_runs is None else stats.y_runs
+    log_choose = (
+        special.gammaln(runs_n + 1)
+        - special.gammaln(runs_y + 1)
+        - special.gammaln(runs_n - runs_y + 1)
+    ).mean(axis=0)  # of each run's likelihood, weighted 1/R (collapse_counts)
     smoothed = (y + 0.5) / (n + 1.0)
     ones = np.ones_like(n)
     out = {
@@ -235,6 +283,7 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
         "scatter_nu_factor": ones if stats.scatter_nu_factor is None else stats.scatter_nu_factor,
         "scatter_extra": 0.0 * ones if stats.scatter_extra is None else stats.scatter_extra,
         "log_choose": log_choose.sum(),
+        "n_repeats": stats.n_repeats,
         "level_loc": math.log(pooled) - math.log1p(-pooled),
         "level_scale": math.sqrt(1.0 / (y.sum() + 0.5) + 1.0 / (total_n - y.sum() + 0.5)),
         "tau_scale": priors.tau_sd * _TAU_UNIT,
@@ -308,7 +357,11 @@ def build_binomial_model(scheme: str, data: dict[str, np.ndarray], labels: Any =
         z_bar = pt.mean(z)
         pm.Deterministic("alpha", level - pt.sqrt(e) * z_bar)
         eta = pm.Deterministic("eta", level + pt.sqrt(d) * (z - z_bar), dims="block")
-        pm.Binomial("y", n=data["n"], logit_p=eta, observed=data["y"], dims="block")
+        y, n = data["y"], data["n"]
+        if float(data["n_repeats"]) == 1:
+            pm.Binomial("y", n=n, logit_p=eta, observed=y, dims="block")
+        else:  # mean counts of repeated runs: the runs' mean log-likelihood (collapse_counts)
+            pm.Potential("y", pt.sum(y * eta - n * pt.softplus(eta)) + data["log_choose"])
         if float(data["scatter_weight"]) > 0:
             pm.Potential("loglik_scatter", _scatter_graph(s, rho, data))
     return model

@@ -140,10 +140,12 @@ def fit(
         (:mod:`bayescv.bayes.binomial_model`: y_k ~ Binomial(n_k, expit(η_k)) with
         correlated logit-normal block effects): its intervals stay inside [0, 1], a table
         without errors gets a proper posterior, and `bootstrap` informs the block effects
-        as in the Gaussian model; it models one CV run (no ``replicate`` dim).
+        as in the Gaussian model; it models one CV run, or repeated runs of the same data
+        (``replicate_kind="repeat"``: their mean counts, R identical runs counting as one).
         ``"gaussian"``: the collapsed normal model, for any loss. ``"auto"`` takes the
-        binomial likelihood for a table of one run whose losses are all 0 or 1, and the
-        Gaussian one otherwise (for independent or repeated replicates even of 0-1 losses).
+        binomial likelihood for a table of one run or of repeated runs whose losses are all
+        0 or 1, and the Gaussian one otherwise (for independent replicates even of 0-1
+        losses).
         The choice is recorded in ``idata.sample_stats.attrs["likelihood"]``.
 
     Returns
@@ -279,12 +281,12 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
 
 
 def _choose_likelihood(losses: Any, likelihood: str) -> str:
-    """Resolve ``"auto"``: binomial for one CV run of 0-1 losses, else Gaussian."""
+    """Resolve ``"auto"``: binomial for one or repeated CV runs of 0-1 losses, else Gaussian."""
     if likelihood != "auto":
         return likelihood
     if not isinstance(losses, xr.Dataset) or "loss" not in losses.data_vars:
         return "gaussian"  # collapse() raises the package's message for a malformed table
-    if "replicate" in losses.dims:
+    if "replicate" in losses.dims and losses.attrs.get("replicate_kind") != "repeat":
         return "gaussian"
     values = np.asarray(losses["loss"].values)
     return "binomial" if values.size and np.isin(values, (0.0, 1.0)).all() else "gaussian"
@@ -295,7 +297,11 @@ def _fit_binomial(
     target_accept, n_jobs, prior_draws, rhat_max, ess_min, progress, started,
 ):  # fmt: skip
     """:func:`fit` with the 0-1 likelihood (:mod:`bayescv.bayes.binomial_model`)."""
-    from bayescv.bayes._binomial_posterior import binomial_inference_data, sample_binomial
+    from bayescv.bayes._binomial_posterior import (
+        binomial_inference_data,
+        replicate_kind,
+        sample_binomial,
+    )
     from bayescv.bayes.binomial_model import binomial_data, collapse_counts
 
     stats = collapse_counts(losses, bootstrap, scheme=scheme)
@@ -314,7 +320,7 @@ def _fit_binomial(
     run = {
         "sampler": sampler, "sampler_requested": requested, "likelihood": "binomial",
         "seed": seed, "scheme": stats.scheme,
-        "replicate_kind": "bootstrap" if stats.n_bootstrap else "single",
+        "replicate_kind": replicate_kind(stats),
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses)
