@@ -5,10 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from bayescv.bayes import paired_comparison
+from bayescv import cv_intervals
+from bayescv.bayes import fit, paired_comparison
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.cli import main
-from bayescv.losses import to_frame
+from bayescv.losses import from_arrays, is_binary, to_frame
 
 pytest.importorskip("pymc")
 
@@ -134,3 +135,37 @@ def test_paired_comparison_probabilities():
     assert float(same["p_equivalent"].sel(target="sources")) > 0.95
     with pytest.raises(ValueError, match="rope"):
         paired_comparison(a, b, rope=-1.0)
+
+
+def test_paired_comparison_of_0_1_losses_whose_differences_are_0_or_1():
+    # Regression guard: A errs wherever B does and on more points, so every difference
+    # e_A − e_B is 0 or 1: the difference table looked
+    # like a 0-1 table, "auto" fitted the binomial model, and the summary failed (KeyError
+    # 'mu_pooled'). Differences lie in [−1, 1]: the Gaussian model fits them.
+    rng = np.random.default_rng(3)
+    block = np.repeat(np.arange(5), 60)
+    b = (rng.random(block.size) < 0.05).astype(float)
+    a = np.maximum(b, (rng.random(block.size) < 0.10).astype(float))  # A errs more
+    table_a = from_arrays(a, block, scheme="source", loss_name="zero_one")
+    table_b = from_arrays(b, block, scheme="source", loss_name="zero_one")
+    idata, summary = paired_comparison(table_a, table_b, rope=0.01, random_state=0, **FAST)
+    assert idata.sample_stats.attrs["likelihood"] == "gaussian"
+    assert float(summary["p_worse"].sel(target="sources")) > 0.95
+    assert float(summary["lower"].sel(target="sources")) > 0  # A's loss is higher
+    with pytest.raises(ValueError, match="same loss at every point"):
+        paired_comparison(table_a, table_a, rope=0.01)
+
+
+def test_a_table_declaring_a_range_beyond_0_1_is_not_a_0_1_table():
+    # The same 0/1 values, once as 0-1 losses and once as differences of 0-1 losses
+    # (declared range [-1, 1]): the score interval, which lives in [0, 1], only for the first.
+    block = np.repeat(np.arange(4), 25)
+    values = (np.arange(100) % 9 == 0).astype(float)
+    zero_one = from_arrays(values, block, loss_name="zero_one")
+    differences = from_arrays(values, block, loss_range=(-1, 1))
+    assert is_binary(zero_one)
+    assert not is_binary(differences)
+    assert cv_intervals(zero_one, ["naive_points"]).attrs["kind"] == "score"
+    assert cv_intervals(differences, ["naive_points"]).attrs["kind"] == "normal"
+    with pytest.raises(ValueError, match=r"loss range \[-1.0, 1.0\]"):
+        fit(differences, likelihood="binomial")

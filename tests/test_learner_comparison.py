@@ -225,3 +225,18 @@ def test_hierarchical_sources_rows_name_their_targets():
     )
     assert rows["target"].values.tolist() == ["expected_cv", "ose", "new_source"]
     assert rows["p_better"].values[0] > 0.99  # a has the lower loss by 0.2
+
+
+def test_learners_without_disagreement_keep_every_row():
+    # Two classifiers that never err (a separable problem): the model over sources has no
+    # difference to fit; its row is flagged, and the other methods' rows still come back.
+    block = np.repeat(np.arange(5), 20)
+    a = from_arrays(np.zeros(100), block, loss_name="zero_one")
+    methods = ["naive_folds", "bayle_within", "hierarchical_sources"]
+    rows = compare_learners({"a": a, "b": a.copy()}, methods=methods, rope=0.01)
+    assert rows["method"].values.tolist() == methods
+    last = rows.isel(row=-1)
+    assert str(last["flag"].values) == "no_disagreements"
+    assert np.isnan(float(last["lower"]))
+    assert np.isnan(float(last["p_better"]))
+    assert str(rows["flag"].values[1]) == "no_disagreements"  # bayle_within's own flag

@@ -73,7 +73,7 @@ import xarray as xr
 from scipy import special
 
 from bayescv.bayes.priors import Priors
-from bayescv.losses import validate
+from bayescv.losses import is_binary, loss_range, validate
 
 __all__ = [
     "BinomialStats",
@@ -200,9 +200,14 @@ def collapse_counts(
     if kind == "repeat" and bootstrap is not None:
         raise ValueError("bootstrap replicates go with one observed run, not repeated runs")
     loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
-    if not np.isin(loss, (0.0, 1.0)).all():
+    if not is_binary(losses):
+        what = (
+            "other values"
+            if not np.isin(loss, (0.0, 1.0)).all()
+            else f"loss range {list(loss_range(losses))} (loss differences?)"
+        )
         raise ValueError(
-            "the binomial likelihood needs 0-1 losses; this table has other values "
+            f"the binomial likelihood needs 0-1 losses; this table has {what} "
             "(use likelihood='gaussian')"
         )
     block = np.atleast_2d(np.asarray(losses["block"].values))

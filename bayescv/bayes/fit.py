@@ -29,7 +29,7 @@ from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
-from bayescv.losses import loss_range
+from bayescv.losses import is_binary, loss_range
 from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
@@ -288,8 +288,7 @@ def _choose_likelihood(losses: Any, likelihood: str) -> str:
         return "gaussian"  # collapse() raises the package's message for a malformed table
     if "replicate" in losses.dims and losses.attrs.get("replicate_kind") != "repeat":
         return "gaussian"
-    values = np.asarray(losses["loss"].values)
-    return "binomial" if values.size and np.isin(values, (0.0, 1.0)).all() else "gaussian"
+    return "binomial" if is_binary(losses) else "gaussian"
 
 
 def _fit_binomial(

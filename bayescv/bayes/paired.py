@@ -56,6 +56,14 @@ def paired_comparison(
         on one new source, μ₀ + τ z); variables ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``,
         ``lower`` and ``upper``. ``p_better`` is P(d < −rope), A having the lower loss.
 
+    Raises
+    ------
+    ValueError
+        For a negative or non-finite `rope`, for tables that do not pair up, and when the
+        learners' losses are equal at every point. The differences are fitted with the
+        Gaussian likelihood: their range is [−1, 1] for 0-1 losses, even when every
+        observed difference is 0 or 1.
+
     Examples
     --------
     >>> import numpy as np
@@ -72,6 +80,12 @@ def paired_comparison(
     if not (np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
     diff = loss_differences(losses_a, losses_b)
+    if not np.any(diff["loss"].values):
+        raise ValueError(
+            "the two learners have the same loss at every point: the model of their "
+            "differences has no variance to fit (bayescv.paired_comparison flags this "
+            "'no_disagreements' and bounds the difference by the number of points)"
+        )
     idata = fit(diff, **fit_kwargs)
     post = idata.posterior
     draws = {str(b): post["mu_pooled"].sel(block=b).values.ravel() for b in post["block"].values}

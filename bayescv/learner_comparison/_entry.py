@@ -176,8 +176,15 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
         )]  # fmt: skip
     from bayescv.bayes import paired_comparison as bayes_paired
 
-    _, s = bayes_paired(points[a], points[b], rope=rope, level=level, **fit_kwargs)
     keep = {"sources": "expected_cv", "ose": "ose", "new_source": "new_source"}
+    if np.array_equal(points[a]["loss"].values, points[b]["loss"].values):
+        # No difference to model (bayes.paired_comparison refuses it): one flagged row, so
+        # that the other methods' rows of the comparison still come back.
+        return [_row(
+            method=method, dataset=dataset, a=a, b=b, target="expected_cv", kind="bayesian",
+            estimate=0.0, flag="no_disagreements",
+        )]  # fmt: skip
+    _, s = bayes_paired(points[a], points[b], rope=rope, level=level, **fit_kwargs)
     return [
         _row(
             method=method, dataset=dataset, a=a, b=b, target=target, kind="bayesian",
@@ -269,7 +276,9 @@ def compare_learners(
         ``hierarchical_datasets``: the population mean difference δ0, while its probabilities
         are for the difference on one new data set, as baycomp reports them), ``p_better`` (P(a's expected loss
         < b's − rope)), ``p_equivalent``, ``p_worse``, ``p_value``, ``alternative`` and
-        ``flag``. ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
+        ``flag`` (``"zero_variance"``: every fold difference equal; ``"no_disagreements"``:
+        the learners' losses equal at every point, where ``hierarchical_sources`` has nothing
+        to fit and gives one row without bounds). ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
         ``greater_is_better`` (of the user's numbers) and ``better`` (a sentence).
 
     Raises

@@ -67,6 +67,10 @@ def loss_range(table: xr.Dataset) -> tuple[float, float]:
 def is_binary(table: xr.Dataset) -> bool:
     """Return whether every loss of the table is exactly 0 or 1 (a 0-1 loss table).
 
+    A table whose range (:func:`loss_range`) is declared and reaches outside [0, 1] is not
+    one, whatever its values: the differences of two learners' 0-1 losses lie in [−1, 1] and
+    may happen to be all 0 or 1.
+
     Parameters
     ----------
     table : xarray.Dataset
@@ -83,6 +87,8 @@ def is_binary(table: xr.Dataset) -> bool:
     >>> from bayescv.losses import from_arrays
     >>> is_binary(from_arrays([0, 1, 1, 0], [0, 0, 1, 1])), is_binary(from_arrays([0, 0.5, 1, 0], [0, 0, 1, 1]))
     (True, False)
+    >>> is_binary(from_arrays([0, 1, 1, 0], [0, 0, 1, 1], loss_range=(-1, 1)))
+    False
     """
     if "loss" not in table.data_vars:
         low, high = loss_range(table)
@@ -90,6 +96,11 @@ def is_binary(table: xr.Dataset) -> bool:
             return False
         s_sum, q_sum = np.asarray(table["S"].values), np.asarray(table["Q"].values)
         return bool(np.allclose(q_sum, s_sum, rtol=1e-12, atol=1e-9))
+    low, high = loss_range(table)
+    if (np.isfinite(low) or np.isfinite(high) or "loss_range" in table.attrs) and not (
+        low >= 0 and high <= 1
+    ):
+        return False
     values = np.asarray(table["loss"].values)
     return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
 
