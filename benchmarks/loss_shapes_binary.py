@@ -15,8 +15,9 @@ counts, :mod:`bayescv.bayes.binomial_model`) and with the Gaussian likelihood be
 was run before score bounds became the default for 0-1 tables; score bounds since), and,
 computed from those rows' stored θ̂, their score (Wilson-type) intervals ``*_score`` on the
 effective sample size μ̂(1 − μ̂)/θ̂ (issue 15, part 2). ``--seed 1,2`` pools the studies
-of several seeds, ``--replicates`` each. Sources fixed: target ``expected_cv`` (the mean of
-μ̂ over the study's replicates). Sources redrawn (``--redrawn``): target ``ose`` (the mean
+of several seeds, ``--replicates`` each; ``--tau-sd`` sets the binomial rows'
+``Priors(tau_sd=...)`` (a sensitivity check; the Gaussian rows keep the default). Sources
+fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates). Sources redrawn (``--redrawn``): target ``ose`` (the mean
 over replicates of ``ose_cv``, the fold models' error on new sources), M = 10, 50, 200.
 
 Run by hand::
@@ -43,6 +44,7 @@ import xarray as xr
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from bayescv.bayes import Priors
 from bayescv.compare import (
     Method,
     MultiSourceErrorRate,
@@ -134,15 +136,20 @@ def one_study(args, sc, label: str, m: int, design: str, seed: int) -> xr.Datase
     """Run (or load from ``--store``) one seed's study of a cell."""
     spread = spread_tag(args.heterogeneity)
     tag = "" if seed == 1 else f"_seed{seed}"
+    if args.tau_sd is not None:
+        tag += f"_tau{args.tau_sd:g}".replace(".", "p")
     path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}{spread}{tag}.nc"
     if path.exists():
         return xr.load_dataset(path)
     methods = ["naive_points", "theta_B", "bootstrap", "bayes_hier", "bayes_gauss"]
+    binomial = {"n_bootstrap": 50}
+    if args.tau_sd is not None:  # a sensitivity check of the binomial rows' τ prior only
+        binomial["priors"] = Priors(tau_sd=args.tau_sd)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         st = run_study(
             sc, LogisticRegression(C=1.0, max_iter=5000), methods, args.replicates,
-            method_options={"bootstrap": {"n_bootstrap": 50}, "bayes_hier": {"n_bootstrap": 50},
+            method_options={"bootstrap": {"n_bootstrap": 50}, "bayes_hier": binomial,
                             "bayes_gauss": {"n_bootstrap": 50, "likelihood": "gaussian"}},
             random_state=seed, n_jobs=args.n_jobs, progress=False,
         )  # fmt: skip
@@ -248,6 +255,10 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--m", default=None, help="comma-separated source sizes (default: all)")
     parser.add_argument("--name", default=None, help="results file name (default from the design)")
+    parser.add_argument(
+        "--tau-sd", type=float, default=None,
+        help="Priors(tau_sd=...) for the binomial rows (default: the package default, 2)",
+    )  # fmt: skip
     args = parser.parse_args()
     Path(args.store).mkdir(parents=True, exist_ok=True)
     register_gaussian()
