@@ -171,10 +171,8 @@ def _loglik(stats, eta):
     """Pointwise log-likelihood per block: for repeated runs the mean over the runs."""
     from scipy import stats as st
 
-    if stats.y_runs is None:
-        return st.binom.logpmf(stats.y, stats.n, expit(eta))
-    p = expit(eta)[..., None, :]
-    return st.binom.logpmf(stats.y_runs, stats.n_runs, p).mean(axis=-2)
+    n_runs, y_runs = stats.runs
+    return st.binom.logpmf(y_runs, n_runs, expit(eta)[..., None, :]).mean(axis=-2)
 
 
 def _predictive(p, derived_values, stats, rng):

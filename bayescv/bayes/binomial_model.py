@@ -145,6 +145,13 @@ class BinomialStats:
         return 1 if self.y_runs is None else int(self.y_runs.shape[0])
 
     @property
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Points and errors per run and block, of shape (R, K): (1, K) for one run."""
+        if self.y_runs is None:
+            return self.n[None], self.y[None]
+        return self.n_runs, self.y_runs
+
+    @property
     def n_blocks(self) -> int:
         """Number of blocks K."""
         return int(self.labels.size)
@@ -268,8 +275,7 @@ def binomial_data(stats: BinomialStats, priors: Priors | None = None) -> dict[st
     pooled = (y.sum() + 0.5) / (total_n + 1.0)
     info = pooled * (1.0 - pooled)
     gamma_scale = priors.gamma_sd / math.sqrt(total_n * info)
-    runs_n = n[None] if stats.n_runs is None else stats.n_runs
-    runs_y = y[None] if stats.y_runs is None else stats.y_runs
+    runs_n, runs_y = stats.runs
     log_choose = (
         special.gammaln(runs_n + 1)
         - special.gammaln(runs_y + 1)

@@ -202,14 +202,14 @@ def fit(
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if likelihood not in _LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
+    likelihood = _choose_likelihood(losses, likelihood)
     if target_accept is None:
         # The binomial model samples its block logits non-centred; at 0.8 a few draws per
         # fit still diverge near small scales (divergences at 0.95: 0 in 12 test tables).
-        target_accept = 0.95 if _choose_likelihood(losses, likelihood) == "binomial" else 0.8
+        target_accept = 0.95 if likelihood == "binomial" else 0.8
     if isinstance(target_accept, bool) or not 0 < target_accept < 1:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
     started = time.perf_counter()
-    likelihood = _choose_likelihood(losses, likelihood)
     if likelihood == "binomial":
         if model is not None:
             raise ValueError(

@@ -90,16 +90,15 @@ def is_binary(table: xr.Dataset) -> bool:
     >>> is_binary(from_arrays([0, 1, 1, 0], [0, 0, 1, 1], loss_range=(-1, 1)))
     False
     """
+    low, high = loss_range(table)
+    within = low >= 0 and high <= 1
     if "loss" not in table.data_vars:
-        low, high = loss_range(table)
-        if not (low >= 0 and high <= 1) or "Q" not in table.data_vars:
+        if not within or "Q" not in table.data_vars:
             return False
         s_sum, q_sum = np.asarray(table["S"].values), np.asarray(table["Q"].values)
         return bool(np.allclose(q_sum, s_sum, rtol=1e-12, atol=1e-9))
-    low, high = loss_range(table)
-    if (np.isfinite(low) or np.isfinite(high) or "loss_range" in table.attrs) and not (
-        low >= 0 and high <= 1
-    ):
+    declared = np.isfinite(low) or np.isfinite(high) or "loss_range" in table.attrs
+    if declared and not within:
         return False
     values = np.asarray(table["loss"].values)
     return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
