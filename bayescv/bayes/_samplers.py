@@ -8,6 +8,8 @@ parameters with numpy (:func:`bayescv.bayes._coordinates.natural_params`), the s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 
@@ -16,7 +18,7 @@ from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.model import _import_pymc
 
-__all__ = ["SAMPLE", "resolve_sampler"]
+__all__ = ["SAMPLE", "check_n_jobs", "resolve_sampler"]
 
 _NAMES = ("auto", "pymc", "nutpie", "numpyro")
 
@@ -52,6 +54,37 @@ def resolve_sampler(sampler: str) -> str:
     except ImportError:
         return "pymc"
     return "nutpie"
+
+
+def check_n_jobs(n_jobs: Any) -> int | None:
+    """Return `n_jobs` as a count of workers (joblib's meaning: −1 all CPUs), or None.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Chains run in parallel; negative values count back from the number of CPUs, as in
+        joblib (−1: all of them). None leaves the choice to the sampler.
+
+    Returns
+    -------
+    int or None
+        A positive count of workers, or None.
+
+    Raises
+    ------
+    ValueError
+        For 0, a bool, or anything but an integer or None.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
+        raise ValueError(
+            f"n_jobs must be a non-zero integer (joblib's meaning: -1 for all CPUs), "
+            f"got {n_jobs!r}"
+        )
+    from joblib import effective_n_jobs
+
+    return int(effective_n_jobs(int(n_jobs)))
 
 
 def _initvals(scheme: str, k: int, chains: int, rng: np.random.Generator) -> list[dict]:

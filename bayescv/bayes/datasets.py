@@ -32,6 +32,7 @@ from scipy import stats as st
 from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._coordinates import expit, logit
+from bayescv.bayes._samplers import check_n_jobs, nutpie_model, resolve_sampler
 from bayescv.bayes.datasets_model import (
     ZERO_VARIANCE_FRACTION,
     DatasetsStats,
@@ -40,6 +41,7 @@ from bayescv.bayes.datasets_model import (
     datasets_data,
     datasets_stats,
 )
+from bayescv.fold_scores._table import check_rope
 
 __all__ = ["compare_datasets"]
 
@@ -95,8 +97,6 @@ def _sample(sampler, stats, data, draws, tune, chains, seed, target_accept, n_jo
     slices = density.coordinate_slices(q)
     init_seed, run_seed = child_seeds(seed, 2)
     if sampler == "nutpie":
-        from bayescv.bayes._samplers import nutpie_model
-
         nutpie = import_quietly("nutpie")
 
         start = time.perf_counter()
@@ -232,8 +232,8 @@ def compare_datasets(
         0.9 and 0.95, 3 and 4 of 4 fits of six data sets with one tie diverged; at 0.99,
         none).
     n_jobs : int, optional
-        Chains run in parallel (nutpie; default all cores); ``"pymc"`` accepts only 1.
-        Draws do not depend on it.
+        Chains run in parallel (nutpie; default all cores), with joblib's meaning: −1 for
+        all CPUs; ``"pymc"`` accepts only 1. Draws do not depend on it.
     rhat_max, ess_min : float
         Convergence thresholds for the :class:`~bayescv.bayes.SamplingWarning`.
     progress : bool, default False
@@ -268,8 +268,9 @@ def compare_datasets(
     ------
     ValueError
         For NaN or infinite differences, fewer than 2 data sets, a data set with fewer than
-        2 measurements, `runs` not dividing its J_i, a negative or non-finite `rope`, an
-        unknown sampler, or a bad count or level.
+        2 measurements, `runs` not dividing its J_i, a `rope` that is not a finite number
+        >= 0, an `n_jobs` that is not a non-zero integer, an unknown sampler, or a bad count
+        or level.
 
     Warns
     -----
@@ -312,8 +313,8 @@ def compare_datasets(
     for name, value in {"draws": draws, "tune": tune, "chains": chains}.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if isinstance(rope, bool) or not np.isscalar(rope) or not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
+    rope = check_rope(rope)
+    n_jobs = check_n_jobs(n_jobs)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     stats = datasets_stats(diff, runs=runs, names=names)
@@ -324,8 +325,6 @@ def compare_datasets(
     data = datasets_data(stats)
     requested = sampler
     if sampler == "auto":
-        from bayescv.bayes._samplers import resolve_sampler
-
         sampler = resolve_sampler("auto")
     seed = resolve_seed(random_state)
     sampler_seed, numpy_seed = child_seeds(seed, 2)

@@ -24,7 +24,7 @@ import xarray as xr
 from bayescv._extras import import_quietly
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._posterior import inference_data
-from bayescv.bayes._samplers import SAMPLE, resolve_sampler
+from bayescv.bayes._samplers import SAMPLE, check_n_jobs, resolve_sampler
 from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
@@ -207,7 +207,7 @@ def fit(
             f"chains must be at least 2, got {chains}: r̂, the convergence check every fit "
             "runs, compares chains"
         )
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     if bootstrap is not None:
         _check_bootstrap_matches(losses, bootstrap)
     if likelihood not in _LIKELIHOODS:
@@ -347,20 +347,6 @@ def _check_bootstrap_matches(losses: xr.Dataset, bootstrap: xr.Dataset) -> None:
                 f"table ({mine!r}): bootstrap the same CV of the same loss (for two learners, "
                 "the table of their differences)"
             )
-
-
-def _check_n_jobs(n_jobs: Any) -> int | None:
-    """Return `n_jobs` as a count of workers (joblib's meaning: −1 all CPUs), or None."""
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
-        raise ValueError(
-            f"n_jobs must be a non-zero integer (joblib's meaning: -1 for all CPUs), "
-            f"got {n_jobs!r}"
-        )
-    from joblib import effective_n_jobs
-
-    return int(effective_n_jobs(int(n_jobs)))
 
 
 def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:

@@ -1,7 +1,12 @@
-"""The fold-score table: its schema, the array builder, checks and the Nadeau–Bengio ratio."""
+"""The fold-score table: its schema, the array builder, checks and the Nadeau–Bengio ratio.
+
+:func:`check_rope` is the one check of the ROPE half-width for every comparison of fold scores
+(:mod:`bayescv.learner_comparison`, :func:`bayescv.bayes.compare_datasets`).
+"""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 __all__ = [
+    "check_rope",
     "fold_differences",
     "fold_table",
     "is_fold_table",
@@ -272,3 +278,28 @@ def nb_ratio(table: xr.Dataset) -> np.ndarray:
     n_test, n_train = table.variables["n_test"].values, table.variables["n_train"].values
     ratio = (n_test / n_train).reshape(n_test.shape[0], -1).mean(axis=1)
     return np.where(np.isfinite(ratio), ratio, 1.0 / (K - 1))
+
+
+def check_rope(rope: float) -> float:
+    """Return `rope`, the half-width of a region of practical equivalence, as a float.
+
+    Parameters
+    ----------
+    rope : float
+        A finite real number, at least 0; booleans (NumPy's too) and strings are refused.
+
+    Returns
+    -------
+    float
+        `rope` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        Unless `rope` is a finite real number >= 0.
+    """
+    if isinstance(rope, bool | np.bool_) or not isinstance(rope, numbers.Real):
+        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
+    if not (np.isfinite(rope) and rope >= 0):
+        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
+    return float(rope)

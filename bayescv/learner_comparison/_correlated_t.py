@@ -30,24 +30,14 @@ Nadeau, C. & Bengio, Y. (2003). Inference for the generalization error. Machine 
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import xarray as xr
 from scipy import stats
 
 from bayescv.fold_scores import nb_ratio, validate_fold_table
+from bayescv.fold_scores._table import check_rope
 
 __all__ = ["correlated_ttest", "t_posterior_probabilities"]
-
-
-def check_rope(rope: float) -> float:
-    """Return `rope` as a float after checking it is a finite number, at least 0."""
-    if isinstance(rope, bool | np.bool_) or not isinstance(rope, numbers.Real):
-        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
-    if not (np.isfinite(rope) and rope >= 0):
-        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
-    return float(rope)
 
 
 def t_posterior_probabilities(
