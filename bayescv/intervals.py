@@ -48,6 +48,7 @@ __all__ = [
     "combine_intervals",
     "interval_dataset",
     "log_bounds",
+    "move_into_range",
     "normal_bounds",
     "score_bounds",
 ]
@@ -144,6 +145,41 @@ def normal_bounds(
         flag = np.where(outside, np.char.add(flag, np.where(flag == "", "", ",")), flag)
         flag = np.where(outside, np.char.add(flag.astype("<U40"), "truncated_to_range"), flag)
     return se, lower, upper, flag.astype(str)
+
+
+def move_into_range(estimate: Any, bounds: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Move estimates outside the range of the losses onto its nearer end, with a flag.
+
+    An extrapolated, bias-corrected or control-variate estimate can leave the range of the
+    losses (:func:`bayescv.losses.loss_range`); as :func:`normal_bounds` keeps the bounds in
+    `bounds`, this keeps the estimate there too, so that lower ≤ estimate ≤ upper. Callers
+    keep the estimate before the move (``estimate_unbounded``).
+
+    Parameters
+    ----------
+    estimate : array-like
+        Point estimates.
+    bounds : (float, float)
+        The range ``(low, high)``; an infinite end moves nothing.
+
+    Returns
+    -------
+    moved : ndarray of float
+        `estimate` clipped to ``[low, high]``; NaN stays NaN.
+    flag : ndarray of str
+        ``"estimate_outside_range"`` where an estimate was moved, else ``""`` (also for NaN).
+
+    Examples
+    --------
+    >>> moved, flag = move_into_range([-0.1, 0.5, np.nan], (0.0, 1.0))
+    >>> moved, flag
+    (array([0. , 0.5, nan]), array(['estimate_outside_range', '', ''], dtype='<U22'))
+    """
+    estimate = np.asarray(estimate, dtype=float)
+    low, high = float(bounds[0]), float(bounds[1])
+    outside = (estimate < low) | (estimate > high)  # False for NaN
+    moved = np.asarray(np.clip(estimate, low, high))
+    return moved, np.where(outside, "estimate_outside_range", "")
 
 
 def log_bounds(

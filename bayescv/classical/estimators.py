@@ -123,7 +123,7 @@ def _cvr(stats: BlockStats, name: str) -> np.ndarray:
 def _theta_omega(stats: BlockStats) -> np.ndarray:
     """θ^ω = μ̂² − s2 in centred form: mean_k W_k/(M(M−1)) − D/K (equal sizes)."""
     require_equal(stats, "theta_omega")
-    return -centred_moments(stats)[1]
+    return 0.0 - centred_moments(stats)[1]  # not −t2: a 0.0 would print as −0.0 (its se too)
 
 
 def _theta_gamma(stats: BlockStats) -> np.ndarray:

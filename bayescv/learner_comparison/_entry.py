@@ -142,6 +142,15 @@ def _methods(
     return list(dict.fromkeys(methods))
 
 
+def _paired_points(table: xr.Dataset) -> bool:
+    """Whether `table`'s blocks are consecutive pairs of points (``from_elpd(blocks="pairs")``)."""
+    if "block_kind" in table.attrs:
+        return table.attrs["block_kind"] == "point_pairs"
+    # Tables written before `block_kind` existed (a NetCDF or CSV file) mark pairs only in the
+    # prose of `blocks`: read it, or they would lose the naive_points-only protection.
+    return str(table.attrs.get("blocks", "")).startswith("consecutive pairs")
+
+
 def _pairs(pairs: Any, names: list[str]) -> list[tuple[str, str]]:
     """Return the checked (a, b) pairs; default: the first learner against the others."""
     if pairs is None:
@@ -375,9 +384,7 @@ def compare_learners(
     if len(names) < 2:
         raise ValueError(f"a comparison needs at least two learners; the table has {names}")
     pairs = _pairs(pairs, names)
-    pair_blocks = points is not None and any(
-        str(t.attrs.get("blocks", "")).startswith("consecutive pairs") for t in points.values()
-    )
+    pair_blocks = points is not None and any(_paired_points(t) for t in points.values())
     by_source = points is not None and any(
         t.attrs.get("scheme") == "source" for t in points.values()
     )

@@ -345,7 +345,8 @@ def from_elpd(elpd_data: Any, *, blocks: Any = None) -> xr.Dataset:
         A loss table with dim ``obs`` (``index`` is the point's position), scheme
         ``"random"``, ``loss_name`` ``"neg_elpd_loo"``, ``"neg_elpd_waic"`` or
         ``"neg_elpd"``, ``loss_range`` ``[-inf, inf]`` and attributes ``elpd_method``,
-        ``blocks`` and, from an ELPDData, ``n_samples``, ``elpd_warning`` (ArviZ's warning
+        ``blocks`` (prose), ``block_kind`` (``"point_pairs"`` with ``blocks="pairs"``, else
+        ``"given"``) and, from an ELPDData, ``n_samples``, ``elpd_warning`` (ArviZ's warning
         flag, 0 or 1) and ``pareto_k_max`` (PSIS-LOO).
 
     Raises
@@ -424,6 +425,7 @@ def from_elpd(elpd_data: Any, *, blocks: Any = None) -> xr.Dataset:
             "consecutive pairs of points, not folds: only point-level methods such as "
             "naive_points are meaningful"
         )
+        attrs["block_kind"] = "point_pairs"  # read by compare_learners; `blocks` is prose
     else:
         block = np.asarray(blocks)
         if block.ndim != 1 or len(block) != n:
@@ -431,6 +433,7 @@ def from_elpd(elpd_data: Any, *, blocks: Any = None) -> xr.Dataset:
                 f"mismatched lengths: {n} pointwise elpd values but blocks has shape {block.shape}"
             )
         attrs["blocks"] = "given"
+        attrs["block_kind"] = "given"
     return from_arrays(
         -values,
         block,

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from bayescv.cv import Loss, losses_on_folds
-from bayescv.intervals import normal_bounds, score_bounds
+from bayescv.intervals import move_into_range, normal_bounds, score_bounds
 
 __all__ = [
     "Repetition",
@@ -411,15 +411,15 @@ def nested_bounds(
         Comma-separated flags, ``""`` when none.
     """
     low, high = (float(v) for v in loss_range)
-    estimate = float(np.clip(centre, low, high))
+    moved, outside = move_into_range([centre], (low, high))
+    estimate = float(moved[0])
     if edge:
         se, lower, upper, flag = score_bounds([estimate], [variance], [n_units], level=level)
     else:
         se, lower, upper, flag = normal_bounds(
             [estimate], [variance], level=level, bounds=(low, high)
         )
-    moved = "estimate_outside_range" if estimate != centre and not np.isnan(centre) else ""
-    flags = ",".join(f for f in (str(flag[0]), moved) if f)
+    flags = ",".join(f for f in (str(flag[0]), str(outside[0])) if f)
     return estimate, float(se[0]), float(lower[0]), float(upper[0]), flags
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.intervals import interval_dataset, normal_bounds
+from bayescv.intervals import interval_dataset, move_into_range, normal_bounds
 from bayescv.losses import effective_range, validate
 from bayescv.moments import largest_loss
 from bayescv.shift.weights import LowEffectiveSampleSizeWarning, effective_sample_size
@@ -392,10 +392,7 @@ def to_dataset(
     se, lower, upper, bound_flag = normal_bounds(
         est.estimate, est.variance, level=level, bounds=bounds
     )
-    low, high = bounds
-    estimate = np.clip(est.estimate, low, high)
-    moved = (est.estimate < low) | (est.estimate > high)
-    outside = np.where(moved, "estimate_outside_range", "")
+    estimate, outside = move_into_range(est.estimate, bounds)
     flag = np.array(
         [
             [",".join(x for x in fs if x) for fs in zip(*row, strict=True)]
