@@ -137,12 +137,13 @@ def load_dataframe(
     """Prepare a user's DataFrame for CV: numeric features, target and source labels.
 
     Text (str, object) and category features are one-hot encoded with the first level
-    dropped; numeric and bool ones are kept as they are. Features that cannot be used as
-    they stand are refused rather than guessed at: dates and times (convert them to
-    numbers), and text columns whose every value is a number, such as ``"1.5"`` (convert
-    them with :func:`pandas.to_numeric`, or to the ``category`` dtype if they are codes).
-    Missing (NaN) and infinite values are refused too, not dropped: impute or drop them
-    first.
+    dropped (of a category feature, the first category that occurs: unused categories are
+    dropped first, as they would give all-zero columns); numeric and bool ones are kept as
+    they are. Features that cannot be used as they stand are refused rather than guessed
+    at: dates and times (convert them to numbers), and text columns whose every value is a
+    number, such as ``"1.5"`` (convert them with :func:`pandas.to_numeric`, or to the
+    ``category`` dtype if they are codes). Missing (NaN) and infinite values are refused
+    too, not dropped: impute or drop them first.
 
     Parameters
     ----------
@@ -213,7 +214,15 @@ def load_dataframe(
             "replace or drop them first"
         )
     _refuse_unusable_features(frame[features])
-    data = pd.get_dummies(frame[features], drop_first=True, dtype=float)
+    columns = frame[features]
+    categorical = [
+        j for j, dtype in enumerate(columns.dtypes) if isinstance(dtype, pd.CategoricalDtype)
+    ]
+    if categorical:  # unused categories would give all-zero columns (and keep the first)
+        columns = columns.copy()
+        for j in categorical:
+            columns.isetitem(j, columns.iloc[:, j].cat.remove_unused_categories())
+    data = pd.get_dummies(columns, drop_first=True, dtype=float)
     groups = None
     if source is not None:
         groups = frame[source]

@@ -64,9 +64,13 @@ class Scenario(ABC):
     Subclasses set ``name``, ``task`` (``"classification"`` or ``"regression"``),
     ``design``, ``scheme`` (``"random"``: shuffled K-fold; ``"source"``: leave one source out)
     and ``n_splits``, and implement :meth:`draw`, :meth:`default_learner` and :meth:`params`.
+    ``catalogue_name`` is the name :func:`bayescv.compare.make_scenario` built the scenario
+    under (None otherwise): studies show it in place of ``name``; :func:`scenario_hash`
+    ignores it.
     """
 
     name: str = "scenario"
+    catalogue_name: str | None = None
     task: str = "regression"
     design: str = "iid"
     scheme: str = "random"
@@ -179,7 +183,11 @@ def scenario_hash(scenario: Scenario) -> str:
     >>> scenario_hash(GaussianLinear(n=30)) == scenario_hash(GaussianLinear(n=31))
     False
     """
-    state = {key: _plain(value) for key, value in sorted(vars(scenario).items())}
+    state = {
+        key: _plain(value)
+        for key, value in sorted(vars(scenario).items())
+        if key != "catalogue_name"  # how it was built, not what it is
+    }
     return joblib.hash((type(scenario).__name__, state))
 
 

@@ -1,11 +1,12 @@
 """Incremental, resumable, locked storage of a study.
 
 A store is a path ``study.nc`` (NetCDF, via h5netcdf) or ``study.zarr`` (needs the optional
-``zarr`` package). While a study runs, finished replicates are written in small NetCDF
-files ``part-*.nc`` to the directory ``study.nc.parts/`` beside it, each written to a
-temporary name and renamed into place (atomic), with ``manifest.json`` holding the study's
-settings. When every replicate is done, the whole study is written to ``study.nc`` (again
-through a temporary name) and the parts are removed.
+``zarr`` package); :func:`check_store_name` refuses other names to write. While a study
+runs, finished replicates are written in small NetCDF files ``part-*.nc`` to the directory
+``study.nc.parts/`` beside it, each written to a temporary name and renamed into place
+(atomic), with ``manifest.json`` holding the study's settings. When every replicate is
+done, the whole study is written to ``study.nc`` (again through a temporary name) and the
+parts are removed.
 
 One process at a time writes a store: :meth:`StudyStore.locked` takes an exclusive lock on
 ``study.nc.lock`` (an operating-system file lock, :mod:`filelock`, released by the system
@@ -49,11 +50,22 @@ import xarray as xr
 
 from bayescv._provenance import created_now
 
-__all__ = ["STORE_FORMAT", "StoreInUseError", "StudyStore", "check_format", "normalize"]
+__all__ = [
+    "STORE_FORMAT",
+    "STORE_SUFFIXES",
+    "StoreInUseError",
+    "StudyStore",
+    "check_format",
+    "check_store_name",
+    "normalize",
+]
 
 #: Layout of what a store holds, recorded in its settings (``store_format``); a store of
 #: another format is refused with a message saying why, never resumed or loaded as it is.
 STORE_FORMAT = 1
+
+#: Names a study is written under: NetCDF, or a Zarr directory (the optional ``zarr``).
+STORE_SUFFIXES = (".nc", ".zarr")
 
 # netCDF4 writes small files about four times faster than h5netcdf (a required dependency);
 # both write NetCDF-4 (HDF5) files that either reads.
@@ -122,6 +134,44 @@ def check_format(settings: dict[str, Any] | None, dims: Collection[str], where: 
         )
 
 
+def check_store_name(path: str | os.PathLike) -> Path:
+    """Refuse a store name that ends neither in ``.nc`` nor in ``.zarr``.
+
+    Any other name was written as NetCDF under it (``x.csv`` held a NetCDF file). Reading
+    (:func:`bayescv.compare.load_study`) takes any name, so such stores can still be read.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store to write.
+
+    Returns
+    -------
+    pathlib.Path
+        `path` as a path.
+
+    Raises
+    ------
+    ValueError
+        For another suffix, or none.
+
+    Examples
+    --------
+    >>> check_store_name("study.zarr").name
+    'study.zarr'
+    >>> check_store_name("study.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: a study store must end in .nc (NetCDF) or .zarr (Zarr), got 'study.csv'
+    """
+    path = Path(path)
+    if path.suffix not in STORE_SUFFIXES:
+        raise ValueError(
+            f"a study store must end in .nc (NetCDF) or .zarr (Zarr), got {str(path)!r}"
+        )
+    return path
+
+
 def _host_tag() -> str:
     return f"{zlib.crc32(socket.gethostname().encode()):08x}"
 
@@ -137,7 +187,8 @@ class StudyStore:
     Parameters
     ----------
     path : str or pathlib.Path
-        ``*.nc`` (or any name: NetCDF) or ``*.zarr``.
+        ``*.zarr``, or NetCDF: ``*.nc`` (:func:`check_store_name` refuses other names to
+        write; a store of another name written before is still read as NetCDF).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:

@@ -55,15 +55,21 @@ def make_scenario(name: str, *, design: str | None = None, scheme: str | None = 
     Returns
     -------
     Scenario
+        With ``catalogue_name`` set to `name`, which studies show (a scenario built under
+        another name than its class's, such as ``"multi-source-student-t"``, keeps it).
 
     Examples
     --------
     >>> make_scenario("multi-source-linear", design="sources_redrawn").design
     'sources_redrawn'
+    >>> make_scenario("multi-source-student-t").catalogue_name
+    'multi-source-student-t'
     """
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
     kwargs = {k: v for k, v in {"design": design, "scheme": scheme}.items() if v is not None}
     if kwargs and name not in _MULTI:
         raise ValueError(f"scenario {name!r} is i.i.d.: it takes no design or scheme")
-    return SCENARIOS[name](**kwargs)
+    scenario = SCENARIOS[name](**kwargs)
+    scenario.catalogue_name = name
+    return scenario

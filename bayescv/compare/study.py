@@ -16,7 +16,9 @@ truths; the result is an :class:`xarray.Dataset`:
 * dims ``(replicate, block)``: ``block_n``, ``block_S``, ``block_W``, ``block_label``: the
   CV run's per-block statistics, from which :func:`bayescv.compare.decompose` estimates
   the σ/ω/γ decomposition of the true θ;
-* attrs: the settings (``settings`` as JSON, and readable copies), seed, versions.
+* attrs: the settings (``settings`` as JSON, and readable copies), seed, versions;
+  ``scenario`` is the catalogue name a scenario was built under
+  (:func:`~bayescv.compare.make_scenario`), else its class's ``name``.
 
 Results do not depend on ``n_jobs`` or the backend: replicate i always uses child seed i of
 the study's seed, and inside it the data, the folds, the truths, the learner and every
@@ -43,7 +45,7 @@ from bayescv._provenance import child_seeds, created_now, package_version, resol
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._scenario_base import scenario_hash
-from bayescv.compare._store import STORE_FORMAT, StudyStore, normalize
+from bayescv.compare._store import STORE_FORMAT, StudyStore, check_store_name, normalize
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv.loss_functions import Loss, get_loss
@@ -212,10 +214,10 @@ def run_study(
     backend : {"joblib", "dask"}, default "joblib"
         ``"dask"`` submits to the current :class:`distributed.Client`.
     store : str or path-like, optional
-        ``study.nc`` or ``study.zarr``: write replicates as they finish and resume from what
-        is there (see :mod:`bayescv.compare._store`). Resuming needs the same settings;
-        with ``random_state=None`` the stored seed is reused. One process at a time: the
-        store is locked while the study runs.
+        ``study.nc`` or ``study.zarr`` (other names are refused): write replicates as they
+        finish and resume from what is there (see :mod:`bayescv.compare._store`). Resuming
+        needs the same settings; with ``random_state=None`` the stored seed is reused. One
+        process at a time: the store is locked while the study runs.
     progress : bool, default False
         Show a progress bar over replicates.
     error_score : "raise" or numpy.nan, default "raise"
@@ -243,9 +245,10 @@ def run_study(
     Raises
     ------
     ValueError
-        For a bad argument, options a selected method does not take (or for a method not
-        selected), a store holding a study with other settings, or an unreadable store file
-        (the message names the file to delete).
+        For a bad argument (a store name not ending in ``.nc`` or ``.zarr`` included),
+        options a selected method does not take (or for a method not selected), a store
+        holding a study with other settings, or an unreadable store file (the message names
+        the file to delete).
     bayescv.compare._store.StoreInUseError
         A :class:`RuntimeError`: another process is writing the store (the message gives
         its process id and host).
@@ -279,6 +282,8 @@ def run_study(
         or chunk_size < 1
     ):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    if store is not None:
+        check_store_name(store)  # x.csv was written as NetCDF under that name
     if isinstance(scenario, str):  # a name from the catalogue, as the CLI takes it
         from bayescv.compare.catalog import make_scenario
 
@@ -439,7 +444,8 @@ def _attrs(settings, spec, n_replicates, backend, n_jobs, loaded, started) -> di
     }
     return {
         "title": "bayescv coverage study",
-        "scenario": spec.scenario.name,
+        # the catalogue name the user chose (multi-source-student-t), else the class's
+        "scenario": spec.scenario.catalogue_name or spec.scenario.name,
         "scenario_params": json.dumps(spec.scenario.params()),
         "design": spec.scenario.design,
         "scheme": spec.scenario.scheme,
