@@ -15,7 +15,8 @@ losses does not change k̂; the losses are passed as log(loss − min + δ), δ 
 positive float, which keeps every value finite. Thresholds, as for PSIS:
 :data:`KHAT_INFINITE_VARIANCE` = 0.5 (above it the variance of the losses is not finite)
 and :data:`KHAT_UNRELIABLE` = 0.7 (above it even the mean converges too slowly for a CV
-estimate from a few hundred points to be trusted).
+estimate from a few hundred points to be trusted). The interval functions flag and warn on
+the pooled k̂ alone, which :func:`pooled_tail_shape` computes without fitting any block.
 
 Losses bounded on both sides (0-1 and Brier losses: their declared ``loss_range`` is
 finite) have no heavy tail; they get no k̂. ArviZ is in the ``bayes`` extra: without it the
@@ -49,6 +50,7 @@ __all__ = [
     "MIN_TAIL_POINTS",
     "HeavyTailWarning",
     "add_tail_flags",
+    "pooled_tail_shape",
     "tail_flag",
     "tail_shape",
     "warn_heavy_tail",
@@ -97,6 +99,133 @@ def _upper_and_lower(values: np.ndarray, two_sided: bool) -> tuple[float, int]:
     return k, n
 
 
+def _block_slices(blocks: np.ndarray) -> tuple[np.ndarray, list[tuple]]:
+    """Group the points of every replicate by block label, once, without a mask per block.
+
+    Parameters
+    ----------
+    blocks : ndarray of shape (n_replicates, n_obs)
+        Block labels.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_blocks,)
+        The sorted union of the labels over replicates.
+    groups : list of tuple
+        Per replicate, ``(order, starts, counts)``: the points of block j are
+        ``values[order][starts[j]:starts[j] + counts[j]]``, in their order in the table
+        (``order`` is None when every block is one contiguous run, as in tables built by
+        :mod:`bayescv.losses`; else a stable argsort of the block codes). A block absent
+        from a replicate has count 0 there.
+
+    Notes
+    -----
+    As :func:`bayescv.moments.block_moments` does: run starts from one comparison of
+    neighbours, the labels from the runs' labels; only tables whose blocks are split into
+    several runs pay a sort, O(N log N).
+    """
+    runs = []
+    for row in blocks:
+        starts = np.concatenate(([0], np.flatnonzero(row[1:] != row[:-1]) + 1))
+        runs.append((starts, row[starts]))
+    # Every label starts a run, so the labels of the runs are the labels of the points.
+    labels = np.unique(np.concatenate([run_labels for _, run_labels in runs]))
+    groups = []
+    for row, (starts, run_labels) in zip(blocks, runs, strict=True):
+        counts = np.zeros(labels.size, dtype=np.int64)
+        first = np.zeros(labels.size, dtype=np.int64)
+        # More runs than labels means some label has two runs: skip the costly unique.
+        if run_labels.size <= labels.size and np.unique(run_labels).size == run_labels.size:
+            cols = np.searchsorted(labels, run_labels)
+            counts[cols] = np.diff(np.append(starts, row.size))
+            first[cols] = starts
+            groups.append((None, first, counts))
+        else:
+            codes = np.searchsorted(labels, row)
+            counts[:] = np.bincount(codes, minlength=labels.size)
+            first[1:] = np.cumsum(counts)[:-1]
+            groups.append((np.argsort(codes, kind="stable"), first, counts))
+    return labels, groups
+
+
+def _tail_inputs(losses: xr.Dataset) -> tuple[np.ndarray, dict, bool, bool]:
+    """Validate `losses`; return its losses (2-D), the attrs, whether to fit, and two-sidedness."""
+    validate(losses)
+    low, high = loss_range(losses)
+    values = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+    missing = missing_extra(["arviz"], "bayes", what="k-hat")
+    attrs = {"available": int(not missing), "note": missing}
+    if np.isfinite(low) and np.isfinite(high):
+        attrs["note"] = f"losses bounded in [{low:g}, {high:g}]: no heavy tail"
+        return values, attrs, False, False
+    if missing:
+        return values, attrs, False, False
+    two_sided = not np.isfinite(low) and bool((values < 0).any())
+    return values, attrs, True, two_sided
+
+
+def _pooled(
+    losses: xr.Dataset, values: np.ndarray, attrs: dict, fit: bool, two_sided: bool
+) -> xr.Dataset:
+    """Fit the pooled k̂ of every replicate; return it, its standard error and tail size."""
+    pooled = np.full(values.shape[0], np.nan)
+    n_pooled = np.zeros(values.shape[0], dtype=np.int64)
+    if fit:
+        for r in range(values.shape[0]):
+            pooled[r], n_pooled[r] = _upper_and_lower(values[r], two_sided)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_pooled = (1 + pooled) / np.sqrt(n_pooled)
+    replicated = "replicate" in losses["loss"].dims
+    pick = (lambda a: a) if replicated else (lambda a: a[0])
+    lead = ("replicate",) if replicated else ()
+    ds = xr.Dataset(
+        {
+            "khat_pooled": (lead, pick(pooled)),
+            "khat_pooled_se": (lead, pick(se_pooled)),
+            "n_tail_pooled": (lead, pick(n_pooled)),
+        },
+        attrs=dict(attrs),
+    )
+    if replicated:
+        ds = ds.assign_coords(replicate=losses["replicate"].values)
+    return ds
+
+
+def pooled_tail_shape(losses: xr.Dataset) -> xr.Dataset:
+    """Estimate the Pareto shape k̂ of the tail of all the losses of each replicate.
+
+    :func:`tail_shape` without the per-block k̂: what the heavy-tail flags and warnings of
+    the interval functions use, at the cost of one k̂ per replicate (two for losses that can
+    be negative), whatever the number of blocks.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table, with or without a ``replicate`` dim.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``khat_pooled``, ``khat_pooled_se`` and ``n_tail_pooled`` (dims ``[replicate]``) and
+        the attrs ``available`` and ``note``, equal to those of :func:`tail_shape`.
+
+    Raises
+    ------
+    ValueError
+        For a malformed loss table (:func:`bayescv.losses.validate`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> table = from_arrays(rng.pareto(1.5, 2000), np.repeat([0, 1], 1000))  # k = 1/1.5
+    >>> bool(pooled_tail_shape(table)["khat_pooled"] > KHAT_INFINITE_VARIANCE)
+    True
+    """
+    return _pooled(losses, *_tail_inputs(losses))
+
+
 def tail_shape(losses: xr.Dataset) -> xr.Dataset:
     """Estimate the Pareto shape k̂ of the losses' tail, per block and pooled.
 
@@ -124,6 +253,17 @@ def tail_shape(losses: xr.Dataset) -> xr.Dataset:
     ValueError
         For a malformed loss table (:func:`bayescv.losses.validate`).
 
+    See Also
+    --------
+    pooled_tail_shape : The pooled k̂ alone, one fit per replicate whatever the blocks.
+
+    Notes
+    -----
+    The points are grouped by block once (each block a slice, as in
+    :func:`bayescv.moments.block_moments`), and blocks with fewer than
+    :data:`MIN_TAIL_POINTS` points are skipped before any fit: the cost is one pass over
+    the labels plus one k̂ per block large enough to have one.
+
     Examples
     --------
     >>> import numpy as np
@@ -133,50 +273,32 @@ def tail_shape(losses: xr.Dataset) -> xr.Dataset:
     >>> bool(tail_shape(table)["khat_pooled"] > KHAT_INFINITE_VARIANCE)
     True
     """
-    validate(losses)
-    low, high = loss_range(losses)
-    replicated = "replicate" in losses["loss"].dims
-    values = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
-    blocks = np.atleast_2d(np.asarray(losses["block"].values))
-    labels = np.unique(blocks)
+    values, attrs, fit, two_sided = _tail_inputs(losses)
+    labels, groups = _block_slices(np.atleast_2d(np.asarray(losses["block"].values)))
     khat = np.full((values.shape[0], labels.size), np.nan)
     n_tail = np.zeros_like(khat, dtype=np.int64)
-    pooled = np.full(values.shape[0], np.nan)
-    n_pooled = np.zeros(values.shape[0], dtype=np.int64)
-    missing = missing_extra(["arviz"], "bayes", what="k-hat")
-    bounded = np.isfinite(low) and np.isfinite(high)
-    note = ""
-    if bounded:
-        note = f"losses bounded in [{low:g}, {high:g}]: no heavy tail"
-    elif missing:
-        note = missing
-    else:
-        two_sided = not np.isfinite(low) and bool((values < 0).any())
-        for r in range(values.shape[0]):
-            pooled[r], n_pooled[r] = _upper_and_lower(values[r], two_sided)
-            for j, label in enumerate(labels):
-                block_values = values[r][blocks[r] == label]
+    if fit:
+        for r, (order, first, counts) in enumerate(groups):
+            grouped = values[r] if order is None else values[r][order]
+            for j in np.flatnonzero(counts >= MIN_TAIL_POINTS).tolist():
+                block_values = grouped[first[j] : first[j] + counts[j]]
                 khat[r, j], n_tail[r, j] = _upper_and_lower(block_values, two_sided)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (1 + khat) / np.sqrt(n_tail)
-        se_pooled = (1 + pooled) / np.sqrt(n_pooled)
+    pooled = _pooled(losses, values, attrs, fit, two_sided)
+    replicated = "replicate" in losses["loss"].dims
     pick = (lambda a: a) if replicated else (lambda a: a[0])
     lead = ("replicate",) if replicated else ()
-    ds = xr.Dataset(
+    return xr.Dataset(
         {
             "khat": ((*lead, "block"), pick(khat)),
             "khat_se": ((*lead, "block"), pick(se)),
             "n_tail": ((*lead, "block"), pick(n_tail)),
-            "khat_pooled": (lead, pick(pooled)),
-            "khat_pooled_se": (lead, pick(se_pooled)),
-            "n_tail_pooled": (lead, pick(n_pooled)),
+            **pooled.data_vars,
         },
-        coords={"block": labels},
-        attrs={"available": int(not missing), "note": note},
+        coords={"block": labels, **pooled.coords},
+        attrs=pooled.attrs,
     )
-    if replicated:
-        ds = ds.assign_coords(replicate=losses["replicate"].values)
-    return ds
 
 
 def tail_flag(khat: float | np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
 from bayescv.losses import is_binary, loss_range
-from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
+from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
 
@@ -274,7 +274,7 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
     """Record the diagnostics and the run's settings; warn when the sampler did not converge."""
     if losses is not None and "loss" in losses.data_vars:
         # The pooled Pareto k̂ of the losses: posterior_intervals flags every row with it.
-        khat = np.atleast_1d(tail_shape(losses)["khat_pooled"].values)
+        khat = np.atleast_1d(pooled_tail_shape(losses)["khat_pooled"].values)
         run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
         run["loss_range"] = [float(v) for v in loss_range(losses)]
         warn_heavy_tail(khat, stacklevel=4)

@@ -49,7 +49,7 @@ from bayescv.intervals import (
     score_bounds,
 )
 from bayescv.losses import effective_range
-from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
+from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = [
     "DEFAULT_N_BOOTSTRAP",
@@ -365,7 +365,7 @@ def cv_intervals(
     ds = ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
     if "loss" not in losses.data_vars:  # block moments: no tail to look at
         return ds
-    khat = tail_shape(losses)["khat_pooled"].values
+    khat = pooled_tail_shape(losses)["khat_pooled"].values
     if kind == "log":
         advice = (
             "Of the log-scale intervals asked for, the one measured to hold up there is "

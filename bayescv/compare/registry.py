@@ -44,7 +44,7 @@ from bayescv.classical import INTERVAL_METHODS, cv_intervals, interval_target
 from bayescv.compare._context import Context
 from bayescv.compare._options import check_method_options, keyword_names
 from bayescv.intervals import combine_intervals, interval_dataset
-from bayescv.tails import add_tail_flags, tail_shape
+from bayescv.tails import add_tail_flags, pooled_tail_shape
 
 __all__ = [
     "COSTS",
@@ -150,7 +150,7 @@ class Method:
 def closed_form(context: Context, names: Sequence[str], *, kind: str = "auto") -> xr.Dataset:
     """Every requested closed-form interval from one call, flagged for heavy tails."""
     out = cv_intervals(context.moments, list(names), level=context.level, kind=kind)
-    return add_tail_flags(out, tail_shape(context.losses)["khat_pooled"].values)
+    return add_tail_flags(out, pooled_tail_shape(context.losses)["khat_pooled"].values)
 
 
 def bootstrap(
@@ -169,7 +169,7 @@ def bootstrap(
     out = cv_intervals(
         context.moments, ["bootstrap"], level=context.level, kind=kind, bootstrap=boot
     )
-    return add_tail_flags(out, tail_shape(context.losses)["khat_pooled"].values)
+    return add_tail_flags(out, pooled_tail_shape(context.losses)["khat_pooled"].values)
 
 
 def nested(context: Context, names: Sequence[str], **options: Any) -> xr.Dataset:

@@ -44,7 +44,7 @@ from bayescv.nested._core import (
     summarise,
 )
 from bayescv.nested._validate import check_target, positive_int, resolve_inflation_bounds
-from bayescv.tails import add_tail_flags, tail_shape, warn_heavy_tail
+from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]
 
@@ -422,7 +422,7 @@ def nested_cv(
         first.outer_losses, np.repeat(np.arange(k), first.size), loss_name=loss_fn.name,
         loss_range=list(loss_range),
     )  # fmt: skip
-    khat = tail_shape(table)["khat_pooled"].values
+    khat = pooled_tail_shape(table)["khat_pooled"].values
     warn_heavy_tail(khat, stacklevel=3)
     ds = add_tail_flags(ds, khat)
     ds.attrs["wall_time_s"] = time.perf_counter() - started
