@@ -170,6 +170,26 @@ def _interval(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, 
     return flat.mean(axis=0), lo, hi
 
 
+def _check_not_a_table(diff: Any) -> None:
+    """Refuse a fold-score table, or its 3-d differences, with the recipe for `diff`."""
+    recipe = (
+        "from a fold-score table, take d = bayescv.fold_scores.fold_differences(table, a, b) "
+        "and pass d.values.reshape(d.sizes['dataset'], -1) with runs=table.sizes['repetition'] "
+        "and names=d['dataset'].values; or call bayescv.compare_learners(table, "
+        "methods=['hierarchical_datasets']), which does this for each pair of learners"
+    )
+    if isinstance(diff, xr.Dataset):
+        raise TypeError(
+            "compare_datasets takes the per-fold loss differences of two learners, an array of "
+            f"shape (q data sets, J folds of all runs), not an xarray.Dataset; {recipe}"
+        )
+    if isinstance(diff, xr.DataArray) and {"repetition", "fold"} <= set(diff.dims):
+        raise ValueError(
+            f"diff has dims {diff.dims}; compare_datasets takes a 2-d array (q data sets, J "
+            f"folds of all runs, run after run); {recipe}"
+        )
+
+
 def compare_datasets(
     diff: Any,
     *,
@@ -266,11 +286,14 @@ def compare_datasets(
 
     Raises
     ------
+    TypeError
+        For a fold-score table (an ``xarray.Dataset``) instead of the differences: the
+        message gives the recipe (:func:`bayescv.fold_scores.fold_differences`).
     ValueError
-        For NaN or infinite differences, fewer than 2 data sets, a data set with fewer than
-        2 measurements, `runs` not dividing its J_i, a `rope` that is not a finite number
-        >= 0, an `n_jobs` that is not a non-zero integer, an unknown sampler, or a bad count
-        or level.
+        For a 3-d ``fold_differences`` array (reshape it), NaN or infinite differences, fewer
+        than 2 data sets, a data set with fewer than 2 measurements, `runs` not dividing its
+        J_i, a `rope` that is not a finite number >= 0, an `n_jobs` that is not a non-zero
+        integer, an unknown sampler, or a bad count or level.
 
     Warns
     -----
@@ -308,6 +331,7 @@ def compare_datasets(
     ('dataset',)
     """
     started = time.perf_counter()
+    _check_not_a_table(diff)
     if not isinstance(sampler, str) or sampler not in _SAMPLERS:
         raise ValueError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}")
     for name, value in {"draws": draws, "tune": tune, "chains": chains}.items():

@@ -165,7 +165,9 @@ def from_long_frame(
     Returns
     -------
     xarray.Dataset
-        The fold-score table; data sets and learners in order of first appearance.
+        The fold-score table; data sets and learners in order of first appearance. Data-set
+        labels keep an integer dtype (``dataset=10`` selects data set 10); others become
+        strings, as do learner names.
 
     Raises
     ------
@@ -224,11 +226,16 @@ def from_long_frame(
         first = df[df[learner] == order[learner][0]].set_index(["_dataset", "_repetition", fold])
         arr = first[col].astype(float).to_xarray().sel(_dataset=order["_dataset"])
         sizes[name] = arr.values.reshape(arr.shape[0], -1)
-    return fold_table(
+    table = fold_table(
         values, runs=runs, learners=[str(x) for x in order[learner]],
         datasets=[str(x) for x in order["_dataset"]], n_test=sizes["n_test"],
         n_train=sizes["n_train"], greater_is_better=greater_is_better, metric=metric,
     )  # fmt: skip
+    labels = np.asarray(order["_dataset"])
+    if dataset is not None and dataset in frame.columns and labels.dtype.kind in "biu":
+        # The user's integer labels, so that result.sel(dataset=10) finds data set 10.
+        table = table.assign_coords(dataset=labels)
+    return table
 
 
 def from_loss_tables(

@@ -6,6 +6,7 @@ Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -21,12 +22,14 @@ from bayescv.losses._schema import _LABEL_COORDS, validate
 __all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_netcdf"]
 
 _CSV_HEADER = "# bayescv loss table "
+_META_KEYS = ("attrs", "dtypes")
 
 
 def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
     """Write a loss table to CSV without losing anything.
 
-    The first line is a comment holding the attributes and label dtypes as JSON; floats
+    The first line is a comment holding the attributes and label dtypes as standard JSON
+    (infinite and NaN attributes as the strings ``"inf"``, ``"-inf"``, ``"nan"``); floats
     are written with full round-trip precision, so :func:`read_csv` returns an identical table.
 
     Parameters
@@ -38,10 +41,14 @@ def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
     """
     _refuse_models(table)
     frame = to_frame(table)
-    meta = {
-        "attrs": {k: _json_value(v) for k, v in table.attrs.items()},
+    attrs = {k: _json_value(v) for k, v in table.attrs.items()}
+    meta: dict[str, Any] = {
+        "attrs": {k: _encode_nonfinite(v) for k, v in attrs.items()},
         "dtypes": {c: table[c].dtype.str for c in frame.columns if c != "loss"},
     }
+    nonfinite = [k for k, v in attrs.items() if _has_nonfinite(v)]
+    if nonfinite:  # which attrs to decode: a string attribute "inf" stays a string
+        meta["nonfinite"] = nonfinite
     header = _CSV_HEADER + json.dumps(meta) + "\r\n"  # before opening: no empty file on error
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(header)
@@ -70,8 +77,10 @@ def read_csv(path: str | PathLike[str]) -> xr.Dataset:
     Raises
     ------
     ValueError
-        Naming the file: not UTF-8, empty, a NetCDF file, a duplicated or missing column, a
-        missing label or a non-numeric loss in a plain CSV, or a bad table (:func:`validate`).
+        Naming the file: not UTF-8, empty, a NetCDF file, a header line altered (by a
+        spreadsheet that saved the file), a duplicated or missing column (or semicolons
+        between the fields), a missing label or a non-numeric loss in a plain CSV, or a bad
+        table (:func:`validate`). String labels are read as written, even edited longer.
     """
     if _sniff(path) != "csv":
         raise ValueError(
@@ -196,14 +205,10 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
     if not first:
         raise ValueError(f"{path}: the file is empty; a loss CSV needs a header row and data")
     meta: dict[str, Any] = {"attrs": {}, "dtypes": {}}
-    headed = first.startswith(_CSV_HEADER)
+    # A spreadsheet that saved the file split the line at its commas and quoted the cells.
+    headed = first.lstrip(' "').startswith(_CSV_HEADER.strip())
     if headed:
-        try:
-            meta = json.loads(first[len(_CSV_HEADER) :])
-        except json.JSONDecodeError as error:
-            raise ValueError(
-                f"{path}: the bayescv header line is not valid JSON ({error})"
-            ) from None
+        meta = _header_meta(path, first)
     skip = int(headed)
     header = _header_row(path, skip)
     named = _Columns().named(header) if headed else columns.named(header)
@@ -235,7 +240,10 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         raise ValueError(f"{path}: {error}") from None
     for c, d in meta["dtypes"].items():
         if c in table.coords and c != "replicate":
-            table[c] = table[c].astype(np.dtype(d))
+            # Strings: the written width at least (identical round trip), but never less than
+            # the labels read need (the file may have been edited): no label is cut.
+            kind = np.dtype(d).kind
+            table[c] = table[c].astype(np.promote_types(d, table[c].dtype) if kind == "U" else d)
     table["loss"].attrs = {"long_name": f"per-point loss ({attrs.get('loss_name', 'loss')})"}
     if attrs:
         table.attrs = attrs
@@ -244,6 +252,29 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         _check_fixed(path, columns, table, "a bayescv CSV loss table (with its header line)")
         return _with_scheme(path, table, columns.scheme)
     return table
+
+
+def _header_meta(path: str | PathLike[str], first: str) -> dict[str, Any]:
+    """Parse the header line (attrs and label dtypes); refuse an altered one clearly."""
+    try:
+        meta = json.loads(first[len(_CSV_HEADER) :]) if first.startswith(_CSV_HEADER) else None
+    except json.JSONDecodeError:
+        meta = None
+    if not (isinstance(meta, dict) and all(isinstance(meta.get(k), dict) for k in _META_KEYS)):
+        raise ValueError(
+            f"{path}: the bayescv header line was altered: the first line starts with "
+            f"{_CSV_HEADER.strip()!r} but is not the JSON line that to_csv writes, typically "
+            "because a spreadsheet opened and saved the file (splitting that line at its commas "
+            "and quoting the pieces). Write the file again with bayescv.losses.to_csv; or "
+            "delete the first line, read the rest as a plain CSV with read_table(path, "
+            "scheme=..., replicate_kind=...) and set the attributes that matter, such as "
+            "table.attrs['loss_range'] = [low, high] (check the losses too: spreadsheets "
+            "may round them)"
+        )
+    for key in meta.get("nonfinite", ()):
+        if key in meta["attrs"]:
+            meta["attrs"][key] = _decode_nonfinite(meta["attrs"][key])
+    return meta
 
 
 def _encoding_error(path: str | PathLike[str], error: UnicodeDecodeError) -> ValueError:
@@ -280,7 +311,16 @@ def _check_columns(path: str | PathLike[str], header: list[str], named: dict[str
                 f"{role} column must be unique); drop or rename the others"
             )
         if count == 0:
-            raise ValueError(f"{path}: no {role} column {column!r}; the columns are {header}")
+            hint = ""
+            if len(header) == 1 and ";" in header[0]:
+                hint = (
+                    "; the file looks semicolon-delimited (as spreadsheets that write decimal "
+                    "commas save CSV): save it with commas, or read it with pandas.read_csv("
+                    "path, sep=';', decimal=',') and pass the frame to bayescv.losses.from_frame"
+                )
+            raise ValueError(
+                f"{path}: no {role} column {column!r}; the columns are {header}{hint}"
+            )
 
 
 def _check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str, str]) -> None:
@@ -431,3 +471,25 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _has_nonfinite(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_has_nonfinite(v) for v in value)
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _encode_nonfinite(value: Any) -> Any:
+    """Return the value with inf, -inf and NaN as strings (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "inf", "-inf", "nan"
+    if isinstance(value, list | tuple):
+        return [_encode_nonfinite(v) for v in value]
+    return value
+
+
+def _decode_nonfinite(value: Any) -> Any:
+    """Undo :func:`_encode_nonfinite` (files written before hold JSON's ``Infinity`` instead)."""
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    return [_decode_nonfinite(v) for v in value] if isinstance(value, list) else value
