@@ -17,6 +17,36 @@ import xarray as xr
 __all__ = ["plot_best", "plot_block_losses", "plot_comparison"]
 
 
+#: Above this many blocks only every k-th tick label is shown, k = ceil(n / MAX_TICK_LABELS).
+MAX_TICK_LABELS = 30
+#: Tick labels longer than this many characters are shortened in the middle with "…".
+MAX_LABEL_CHARS = 20
+
+
+def _shorten(label: str) -> str:
+    """``label``, or its start and end joined by "…" when it is longer than the limit."""
+    if len(label) <= MAX_LABEL_CHARS:
+        return label
+    head = MAX_LABEL_CHARS // 2
+    return f"{label[:head]}…{label[-(MAX_LABEL_CHARS - head - 1) :]}"
+
+
+def _block_ticks(ax: Any, labels: Any) -> None:
+    """Tick the x axis at 0, 1, ... with the block labels, thinned and shortened by one rule.
+
+    The one rule of :func:`plot_block_losses` and :func:`bayescv.bayes.plot_ppc` (their
+    docstrings state it): above ``MAX_TICK_LABELS`` labels every k-th is shown, k = ceil(n /
+    MAX_TICK_LABELS); labels longer than ``MAX_LABEL_CHARS`` keep their start and end around
+    "…". Labels are turned upright unless few and short, in a smaller font when many.
+    """
+    text = [_shorten(str(v)) for v in labels]
+    step = -(-len(text) // MAX_TICK_LABELS)  # ceil
+    at = np.arange(0, len(text), step)
+    crowded = len(text) > 12 or max((len(t) for t in text), default=0) > 4
+    style = {"fontsize": "small"} if len(at) > 12 else {}
+    ax.set_xticks(at, [text[i] for i in at], rotation=90 if crowded else 0, **style)
+
+
 def _group_summary(table: xr.Dataset, by: str) -> pd.DataFrame:
     """Mean, standard error and count of the losses per `by` label (first replicate only)."""
     if by not in table.coords:
@@ -28,6 +58,19 @@ def _group_summary(table: xr.Dataset, by: str) -> pd.DataFrame:
     return out
 
 
+def _replicate_shown(table: xr.Dataset) -> str:
+    """Name the first replicate of a table in words; "" for a table of one CV run."""
+    if "replicate" not in table.dims:
+        return ""
+    n = table.sizes["replicate"]
+    kind = table.attrs.get("replicate_kind")
+    return {
+        "repeat": f"run 1 of {n} of repeated CV",
+        "bootstrap": f"bootstrap replicate 1 of {n} (not the observed CV)",
+        "independent": f"independent data set 1 of {n}",
+    }.get(kind, f"replicate 1 of {n} (kind {kind!r})")
+
+
 def plot_block_losses(
     tables: xr.Dataset | Mapping[str, xr.Dataset],
     *,
@@ -37,12 +80,25 @@ def plot_block_losses(
     """Mean loss per block or per source, with ±1 standard-error bars.
 
     Labels are sorted by the mean loss of the first table; a dashed line marks each table's
-    overall CV error. For tables with a ``replicate`` dimension, the first replicate is shown.
+    overall CV error, the mean of all its points.
+
+    A table with a ``replicate`` dimension is drawn from its first replicate alone, and the
+    figure says so: the dashed line is that replicate's mean, never the CV error, and its
+    legend entry and the title name the replicate by its ``replicate_kind`` ("run 1 of 5 of
+    repeated CV", "bootstrap replicate 1 of 20 (not the observed CV)", "independent data set
+    1 of 10").
+
+    Tick labels: above 30 blocks only every k-th label is shown (k = ceil(n / 30)), and labels
+    longer than 20 characters are shortened in the middle with an ellipsis, keeping their start
+    and end (the rule of :func:`bayescv.bayes.plot_ppc`).
 
     Parameters
     ----------
     tables : xarray.Dataset or mapping of str to xarray.Dataset
-        One loss table, or several (e.g. ``{"CVS": ..., "CVR": ...}``) drawn side by side.
+        One loss table, or several drawn side by side: ``{"CVS": cvs, "CVR": cvr},
+        by="source"`` puts each source's losses under leave-one-source-out and random K-fold CV
+        next to each other. Blocks of different CV schemes (sources and folds) are different
+        things: with ``by="block"`` the tables must share their scheme.
     by : {"block", "source"}, default "block"
         Coordinate to group the losses by.
     ax : matplotlib.axes.Axes, optional
@@ -52,17 +108,33 @@ def plot_block_losses(
     -------
     matplotlib.axes.Axes
         The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        For no tables, a table without the `by` coordinate, or ``by="block"`` with tables of
+        different CV schemes.
     """
-    if isinstance(tables, xr.Dataset):
-        tables = {tables.attrs.get("scheme", "losses"): tables}
+    single = isinstance(tables, xr.Dataset)
+    if single:
+        # The one table's legend entry: its learner when recorded (the scheme says nothing).
+        learner = str(tables.attrs.get("estimator", "unknown"))
+        tables = {learner if learner not in ("", "unknown") else f"mean per {by}": tables}
     if not tables:
         raise ValueError("no tables to plot")
+    schemes = {name: t.attrs.get("scheme") for name, t in tables.items()}
+    if by == "block" and len(set(schemes.values())) > 1:
+        raise ValueError(
+            f"blocks of different CV schemes are not comparable ({schemes}): fold k of random "
+            'K-fold is no relation of source k; pass by="source" to compare them per source'
+        )
     summaries = {name: _group_summary(t, by) for name, t in tables.items()}
     order = next(iter(summaries.values())).sort_values("mean").index
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.12 * len(order) + 3), 4), layout="constrained")
+        _, ax = plt.subplots(figsize=(max(6.0, 0.12 * len(order) + 3), 4.5), layout="constrained")
     x = np.arange(len(order))
     width = 0.8 / len(summaries)
+    shown = {name: _replicate_shown(t) for name, t in tables.items()}
     for i, (name, summary) in enumerate(summaries.items()):
         s = summary.reindex(order)
         offset = (i - (len(summaries) - 1) / 2) * width
@@ -70,15 +142,19 @@ def plot_block_losses(
             x + offset, s["mean"], yerr=s["se"], fmt="o", ms=3, capsize=0, lw=0.8, label=name
         )
         overall = np.average(summary["mean"], weights=summary["count"])
-        ax.axhline(overall, ls="--", lw=0.8, color=line[0].get_color())
-    loss_name = next(iter(tables.values())).attrs.get("loss_name", "loss")
+        text = f"mean of {shown[name]}" if shown[name] else "overall CV error"
+        ax.axhline(
+            overall, ls="--", lw=0.8, color=line[0].get_color(),
+            label=text if single else f"{name}: {text}",
+        )  # fmt: skip
+    notes = [note if single else f"{name}: {note}" for name, note in shown.items() if note]
+    if notes:
+        ax.set_title("shown: " + "; ".join(notes), fontsize="medium")
+    loss_name = str(next(iter(tables.values())).attrs.get("loss_name", "unknown"))
     ax.set_xlabel(f"{by} (sorted by mean loss)")
-    ax.set_ylabel(f"mean {loss_name} loss ± 1 SE")
-    if len(order) <= 30:
-        ax.set_xticks(x, [str(v) for v in order], rotation=90)
-    else:
-        ax.set_xticks([])
-    ax.legend(title="dashed: overall CV error", fontsize="small")
+    ax.set_ylabel(f"mean {'' if loss_name == 'unknown' else loss_name + ' '}loss ± 1 SE")
+    _block_ticks(ax, order)
+    ax.legend(fontsize="small")
     return ax
 
 

@@ -18,6 +18,12 @@ __all__ = ["plot_ppc", "plot_targets"]
 def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any = None) -> Any:
     """Draw the predictive check: per-block means, within-block variances, spread.
 
+    The replicated statistics are labelled by the predictive distribution drawn ("posterior
+    predictive" or "prior predictive"). Tick labels: above 30 blocks only every k-th label is
+    shown (k = ceil(n / 30)), and labels longer than 20 characters are shortened in the middle
+    with an ellipsis, keeping their start and end (the rule of
+    :func:`bayescv.plots.plot_block_losses`).
+
     Parameters
     ----------
     idata : arviz.InferenceData
@@ -33,13 +39,28 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     -------
     numpy.ndarray of matplotlib.axes.Axes
         The three axes.
+
+    Raises
+    ------
+    ValueError
+        If `axes` is not three axes, for an unknown `group` or a `level` outside (0, 1).
     """
     import matplotlib.pyplot as plt
 
+    from bayescv.plots import _block_ticks
+
+    if axes is not None:
+        axes = np.atleast_1d(np.asarray(axes, dtype=object)).ravel()
+        if axes.size != 3:
+            raise ValueError(
+                "plot_ppc draws three panels (block means, within-block variances, spread) "
+                f"and needs three axes; got {axes.size}"
+            )
     check = predictive_check(idata, group=group, level=level)
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(13, 4), constrained_layout=True)
+        _, axes = plt.subplots(1, 3, figsize=(13, 4.5), layout="constrained")
     axes = np.asarray(axes).ravel()
+    predictive = f"{group} predictive"
     # Blocks are sources under leave-one-source-out CV, folds under random K-fold.
     unit = "source" if idata.sample_stats.attrs.get("scheme") == "source" else "fold"
     titles = {"mean": f"mean loss per {unit}", "within_var": f"within-{unit} variance"}
@@ -60,15 +81,15 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         x = np.arange(sub.sizes["check"])
         mid = sub["predictive_mean"].values
         err = np.vstack([mid - sub["lower"].values, sub["upper"].values - mid])
-        ax.errorbar(x, mid, yerr=err, fmt="o", color="0.6", label=f"replicated ({level:.0%})")
+        ax.errorbar(x, mid, yerr=err, fmt="o", color="0.6", label=f"{predictive} ({level:.0%})")
         ax.plot(x, sub["observed"].values, "x", color="C3", label="observed")
-        ax.set_xticks(x, sub["block"].values, rotation=90 if x.size > 12 else 0)
+        _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])
         ax.set_xlabel(f"{unit} (block)")
     axes[0].legend(loc="best")
     rep = replicated_statistics(idata, group)["spread"]
     spread = check.sel(check="spread")
-    axes[2].hist(rep, bins=40, color="0.7")
+    axes[2].hist(rep, bins=40, color="0.7", label=predictive)
     axes[2].axvline(float(spread["observed"]), color="C3", label="observed")
     axes[2].set_title(f"spread of {unit} means (p = {float(spread['p_value']):.2f})")
     axes[2].set_xlabel(f"standard deviation across {unit}s")
@@ -86,13 +107,18 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     level : float, default 0.95
         Coverage of the interval marked.
     axes : sequence of matplotlib Axes, optional
-        One per target (``expected_cv``; for CVS ``ose`` and ``new_source``; and ``theta``);
-        new ones otherwise.
+        One per target (``expected_cv``; for CVS ``ose`` and ``new_source``; and ``theta``),
+        in that order; new ones otherwise.
 
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes
         The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        If `axes` is not one axes per target of the fit.
     """
     import matplotlib.pyplot as plt
 
@@ -103,7 +129,12 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         _, axes = plt.subplots(
             1, len(names), figsize=(4.3 * len(names), 3.6), constrained_layout=True
         )
-    axes = np.atleast_1d(np.asarray(axes)).ravel()
+    axes = np.atleast_1d(np.asarray(axes, dtype=object)).ravel()
+    if axes.size != len(names):
+        raise ValueError(
+            f"plot_targets needs one axes per target of the fit, {len(names)} for {names}; "
+            f"got {axes.size}"
+        )
     titles = {
         "expected_cv": "expected_cv (sources at hand)",
         "ose": "ose (mean over new sources)",

@@ -13,6 +13,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
+from matplotlib.ticker import NullFormatter
 
 from bayescv.compare._results import expect
 
@@ -39,6 +40,7 @@ def _against_setting(ax: Any, xs: Sequence[Any], xlabel: str, ylabel: str) -> An
     """Finish a plot against a setting: log x axis ticked at the settings, labels, legend."""
     ax.set_xscale("log")
     ax.set_xticks(xs, [str(x) for x in xs])
+    ax.xaxis.set_minor_formatter(NullFormatter())  # no stray "3×10¹" between the settings
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
@@ -56,7 +58,7 @@ def plot_coverage(
     """Coverage of one target against a setting (M, K, ...), with ±2 MC standard errors.
 
     As Fig. 6 of Geras & Sutton (2013) plots estimators against M; the dashed line is the nominal
-    coverage.
+    coverage. Each method has its own colour and marker pair (ten colours, then a new marker).
 
     Parameters
     ----------
@@ -65,7 +67,7 @@ def plot_coverage(
     target : str
         Target whose coverage is drawn.
     methods : sequence of str, optional
-        Methods; default those of the first summary.
+        Methods, each in every summary; default those of the first summary.
     xlabel : str, default "M (points per source)"
         Label of the x axis.
     ax : matplotlib.axes.Axes, optional
@@ -74,15 +76,29 @@ def plot_coverage(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        For no summaries, a method missing from one of them, or a summary without `target`.
     """
     if not summaries:
         raise ValueError("no summaries to plot")
     xs = sorted(summaries)
     first = summaries[xs[0]]
     names = _methods(first, methods)
+    for x in xs:
+        has = summaries[x]["method_name"].values.tolist()
+        missing = [m for m in names if m not in has]
+        if missing:
+            raise ValueError(
+                f"the summary for {x} lacks method(s) {missing}; it has {has}. Pass methods= "
+                "common to all summaries"
+            )
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
-    for name in names:
+    markers = "osD^vP*Xph"
+    for i, name in enumerate(names):
         p, se = [], []
         for x in xs:
             s = summaries[x].sel(method_name=name)
@@ -90,7 +106,8 @@ def plot_coverage(
                 raise ValueError(f"the summary for {x} has no target {target!r}")
             p.append(float(s["coverage"].sel(target=target)))
             se.append(float(s["coverage_se"].sel(target=target)))
-        ax.errorbar(xs, p, yerr=2 * np.asarray(se), marker="o", ms=4, capsize=2, label=name)
+        ax.errorbar(xs, p, yerr=2 * np.asarray(se), color=f"C{i % 10}",
+                    marker=markers[i // 10 % len(markers)], ms=4, capsize=2, label=name)  # fmt: skip
     ax.axhline(float(first.attrs.get("level", np.nan)), ls="--", color="0.4", lw=1)
     return _against_setting(ax, xs, xlabel, f"coverage of {target} (±2 MC s.e.)")
 
@@ -188,7 +205,8 @@ def plot_intervals(
     target : str
         A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``, ``ose_cv``).
     max_replicates : int, default 100
-        Draw the first replicates only.
+        Draw the first replicates only. When none of them has an interval the title says so
+        ("no intervals to show") and only the truths are drawn.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on.
 
@@ -210,18 +228,22 @@ def plot_intervals(
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     x = np.arange(order.size)
-    for mask, colour, text in ((covered, "C0", "covers"), (~covered, "C3", "misses")):
+    for mask, colour, text in ((covered, "C0", "covers"), (defined & ~covered, "C3", "misses")):
         idx = mask[order]
-        ax.vlines(x[idx], lower[order][idx], upper[order][idx], color=colour, lw=1.2, label=text)
+        if idx.any():  # no legend entry for what is not drawn
+            ax.vlines(x[idx], lower[order][idx], upper[order][idx], color=colour, lw=1.2,
+                      label=text)  # fmt: skip
     ax.plot(x, truth[order], "k.", ms=3, label=target)
     level = float(study.attrs.get("level", np.nan))
     n_defined = int(defined.sum())
-    share = 100 * covered[defined].mean() if n_defined else np.nan
-    undefined = f"; {order.size - n_defined} without an interval" if n_defined < order.size else ""
-    ax.set_title(
-        f"{method}: {share:.0f}% of {n_defined} cover {target} "
-        f"(nominal {100 * level:.0f}%{undefined})"
-    )
+    if n_defined:
+        undefined = f"; {order.size - n_defined} without an interval" * (n_defined < order.size)
+        ax.set_title(
+            f"{method}: {100 * covered[defined].mean():.0f}% of {n_defined} cover {target} "
+            f"(nominal {100 * level:.0f}%{undefined})"
+        )
+    else:  # as plot_theta leaves a method without estimates empty
+        ax.set_title(f"{method}: no intervals to show ({order.size} replicates without one)")
     ax.set_xlabel(f"replicate (sorted by {target})")
     ax.set_ylabel(f"{study.attrs.get('loss_name', 'loss')} error")
     ax.legend(fontsize="small")
