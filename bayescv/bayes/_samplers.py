@@ -8,6 +8,7 @@ parameters with numpy (:func:`bayescv.bayes._coordinates.natural_params`), the s
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,9 @@ def resolve_sampler(sampler: str) -> str:
         ``"auto"``: nutpie when it can be imported (it samples the disk-cached numba
         log-density, :mod:`bayescv.bayes._density`: a later fit costs about 0.25 s at K = 10
         against about 7 s for PyMC's NUTS; ``benchmarks/results/bench_bayes.md``), else
-        PyMC's own NUTS. Other names are returned unchanged (a missing optional package is
-        reported when sampling starts).
+        PyMC's own NUTS, with a RuntimeWarning when nutpie is installed but fails to import.
+        Other names are returned unchanged (a missing optional package is reported when
+        sampling starts).
 
     Returns
     -------
@@ -51,9 +53,26 @@ def resolve_sampler(sampler: str) -> str:
         return sampler
     try:
         import_quietly("nutpie")
-    except ImportError:
+    except ModuleNotFoundError as error:
+        if error.name != "nutpie":
+            _warn_broken_nutpie(error)
+        return "pymc"
+    except ImportError as error:  # installed, but it (or a library under it) fails to load
+        _warn_broken_nutpie(error)
         return "pymc"
     return "nutpie"
+
+
+def _warn_broken_nutpie(error: ImportError) -> None:
+    """Say that nutpie is installed but cannot be imported, so PyMC's slower NUTS runs."""
+    warnings.warn(
+        f"nutpie is installed but cannot be imported ({type(error).__name__}: {error}); "
+        "sampler='auto' falls back to PyMC's NUTS, which recompiles the model in every "
+        "process and samples more slowly. Repair the nutpie installation (often a version "
+        "clash of numpy and pyarrow), or pass sampler='pymc' to silence this warning",
+        RuntimeWarning,
+        stacklevel=4,  # the user's call of fit or compare_datasets
+    )
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:

@@ -34,7 +34,9 @@ def register(sub: Any) -> None:
             "summary of a stored study."
         ),
     )
-    parser.add_argument("--scenario", default="bates-logistic", help="scenario name")
+    parser.add_argument(
+        "--scenario", default="bates-logistic", help="scenario name (bates-logistic; --list)"
+    )
     parser.add_argument("--n-replicates", type=int, default=100, help="replicates (100)")
     parser.add_argument("--methods", default="all", help="'all', 'closed_form' or names a,b,c")
     parser.add_argument(
