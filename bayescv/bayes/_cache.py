@@ -23,6 +23,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from bayescv._extras import require_extra
 from bayescv._provenance import package_version
 
 __all__ = ["cache_dir", "cache_enabled", "clear_cache", "numba_jit", "use_disk_cache"]
@@ -58,6 +59,7 @@ def cache_dir() -> Path:
     override = os.environ.get("BAYESCV_CACHE_DIR", "").strip()
     if override:
         return Path(override).expanduser()
+    require_extra(["platformdirs"], "bayes", what="bayescv.bayes.cache_dir")
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("bayescv", appauthor=False))
@@ -114,6 +116,8 @@ def clear_cache() -> int:
     int
         Number of files deleted.
     """
+    if not os.environ.get("BAYESCV_CACHE_DIR", "").strip():
+        require_extra(["platformdirs"], "bayes", what="bayescv.bayes.clear_cache")
     root = cache_dir()
     if not root.is_dir():
         return 0

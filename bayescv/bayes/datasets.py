@@ -29,7 +29,7 @@ import xarray as xr
 from scipy import special
 from scipy import stats as st
 
-from bayescv._extras import import_quietly
+from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes._samplers import check_n_jobs, nutpie_model, resolve_sampler
@@ -330,6 +330,7 @@ def compare_datasets(
     >>> s["p_better"].dims
     ('dataset',)
     """
+    require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.compare_datasets")
     started = time.perf_counter()
     _check_not_a_table(diff)
     if not isinstance(sampler, str) or sampler not in _SAMPLERS:

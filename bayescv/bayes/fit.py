@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescv._extras import import_quietly
+from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._posterior import inference_data
 from bayescv.bayes._samplers import SAMPLE, check_n_jobs, resolve_sampler
@@ -197,6 +197,7 @@ def fit(
     >>> ci["target"].values.tolist()
     ['expected_cv', 'ose', 'new_source']
     """
+    require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.fit")
     requested, sampler = sampler, resolve_sampler(sampler)
     counts = {"draws": draws, "tune": tune, "chains": chains, "prior_draws": prior_draws}
     for name, value in counts.items():
@@ -366,6 +367,7 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
         ``divergences`` (count), ``worst`` (variable with the largest r̂) and ``problems``
         (a string, empty when every check passes).
     """
+    require_extra(["arviz"], "bayes", what="bayescv.bayes.diagnose")
     az = import_quietly("arviz")
     names = [v for v in _CHECKED if v in idata.posterior.data_vars]
     post = idata.posterior[names]
@@ -437,6 +439,8 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
     check_level(level)
     if kind not in ("eti", "hdi"):
         raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
+    if kind == "hdi":
+        require_extra(["arviz"], "bayes", what="bayescv.bayes.posterior_intervals")
     targets = [t for t in _TARGETS if t in idata.posterior.data_vars]
     est, lo, hi, se = [], [], [], []
     for target in targets:

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescv._extras import import_quietly
+from bayescv._extras import import_quietly, require_extra
 from bayescv.bayes._coordinates import coordinates
 from bayescv.bayes._stats import CollapsedStats
 from bayescv.bayes.priors import Priors
@@ -327,6 +327,7 @@ class CompiledModel:
     """
 
     def __init__(self, scheme: str, data: dict[str, np.ndarray]):
+        require_extra(["pymc"], "bayes", what="bayescv.bayes.CompiledModel")
         self.scheme = scheme
         self.n_blocks = int(data["n"].size)
         self.model = build_model(scheme, data)
@@ -432,6 +433,7 @@ def get_model(scheme: str, data: dict[str, np.ndarray]) -> CompiledModel:
     -------
     CompiledModel
     """
+    require_extra(["pymc"], "bayes", what="bayescv.bayes.get_model")
     cache = _CACHE.__dict__.setdefault("models", {})
     key = (scheme, int(data["n"].size))
     if key not in cache:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import BAYES_MODULES, require_extra
 from bayescv.bayes.fit import fit
 from bayescv.losses import loss_differences
 
@@ -77,6 +78,7 @@ def paired_comparison(
     >>> float(s["p_better"].sel(target="sources")) > 0.99
     True
     """
+    require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.paired_comparison")
     if not (np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
     diff = loss_differences(losses_a, losses_b)

@@ -10,6 +10,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,12 @@ def _run(args: argparse.Namespace) -> int:
         tables = {
             name: read_losses(path, args) for name, path in zip(names, args.files, strict=True)
         }
-        rows = compare_learners(
-            tables, methods=methods, rope=args.rope, level=args.level,
-            random_state=args.random_state,
-        )  # fmt: skip
+        with warnings.catch_warnings():  # said once below, as one line, from the result
+            warnings.filterwarnings("ignore", ".* left out because ", UserWarning)
+            rows = compare_learners(
+                tables, methods=methods, rope=args.rope, level=args.level,
+                random_state=args.random_state,
+            )  # fmt: skip
         best = None
         if len(tables) > 2:
             best = compare_several(
@@ -99,6 +102,8 @@ def _run(args: argparse.Namespace) -> int:
             )  # fmt: skip
     except (ValueError, TypeError, OSError, ImportError) as error:
         return _fail(str(error).splitlines()[0])
+    if rows.attrs["methods_left_out"]:
+        print(f"warning: {rows.attrs['methods_left_out']}", file=sys.stderr)
     frame = rows.drop_vars("row").to_dataframe()
     if args.format == "json":
         out: dict[str, Any] = {

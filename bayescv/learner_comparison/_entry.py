@@ -28,6 +28,7 @@ name                        needs      what
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
 from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
@@ -54,6 +56,8 @@ COMPARISON_METHODS = {
 }
 #: What runs by default (the MCMC methods only where they are the point: several data sets).
 DEFAULT_METHODS = ("correlated_t", "nadeau_bengio", "naive_folds", "bayle_within")
+#: The methods that fit a PyMC model: they need the ``bayes`` extra.
+_MCMC = ("hierarchical_sources", "hierarchical_datasets")
 
 _COLUMNS = (
     "method", "dataset", "a", "b", "target", "kind", "estimate", "lower", "upper",
@@ -327,7 +331,10 @@ def compare_learners(
     methods : str or sequence of str, optional
         Names from :data:`COMPARISON_METHODS`, or ``"all"`` (every method the input allows).
         Default :data:`DEFAULT_METHODS` (those needing per-point losses only when given them),
-        plus ``hierarchical_datasets`` when the table has several data sets; for pointwise
+        plus ``hierarchical_datasets`` when the table has several data sets. Without the
+        ``bayes`` extra, the default and ``"all"`` leave the MCMC methods out, with a warning
+        and the attr ``methods_left_out`` (as a study's ``"all"`` runs the methods available);
+        named, they raise an ``ImportError`` naming the extra. For pointwise
         elpd tables paired by ``blocks="pairs"`` (no folds), ``naive_points`` alone; for
         leave-one-source-out tables, without ``correlated_t`` and ``nadeau_bengio``, whose
         fold correlation n_test/n_train is that of random K-fold CV (named, they run with the
@@ -355,7 +362,8 @@ def compare_learners(
         to fit and its rows carry no bounds or probabilities; ``"no_disagreements"``:
         the learners' losses equal at every point, where ``hierarchical_sources`` has nothing
         to fit and gives one row without bounds). ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
-        ``greater_is_better`` (of the user's numbers) and ``better`` (a sentence).
+        ``greater_is_better`` (of the user's numbers), ``better`` (a sentence) and
+        ``methods_left_out`` (``""``, or which MCMC methods a missing extra left out).
 
     Raises
     ------
@@ -364,6 +372,8 @@ def compare_learners(
         `pairs`, a method the input cannot serve (a point-level method on a fold-score table,
         the model over data sets on one data set, a fold-level method on pointwise elpd
         paired by ``blocks="pairs"``), a negative rope.
+    ImportError
+        For an MCMC method named without the ``bayes`` extra.
 
     Examples
     --------
@@ -389,6 +399,14 @@ def compare_learners(
         t.attrs.get("scheme") == "source" for t in points.values()
     )
     chosen = _methods(methods, points is not None, table.sizes["dataset"], pair_blocks, by_source)
+    left_out = ""
+    mcmc = [m for m in chosen if m in _MCMC]
+    if mcmc and methods is not None and methods != "all":  # named: the user asked for them
+        require_extra(BAYES_MODULES, "bayes", what="bayescv.compare_learners")
+    elif absent := missing_extra(BAYES_MODULES, "bayes") if mcmc else "":  # as a study's "all"
+        left_out = f"{' and '.join(mcmc)} left out because {absent}"
+        warnings.warn(left_out, UserWarning, stacklevel=2)
+        chosen = [m for m in chosen if m not in _MCMC]
     rows: list[dict] = []
     for a, b in pairs:
         for method in chosen:
@@ -428,6 +446,6 @@ def compare_learners(
         coords={"row": np.arange(len(rows))},
         attrs={
             "rope": rope, "level": float(level), "metric": metric, "greater_is_better": greater,
-            "better": better, "difference": "a - b",
+            "better": better, "difference": "a - b", "methods_left_out": left_out,
         },
     )  # fmt: skip
