@@ -4,6 +4,8 @@
   labels cut to the width of the written ones (``<U6``): two sources merged into one.
 * A bayescv CSV saved back by a spreadsheet (its JSON header line split at commas and
   re-quoted) and a semicolon-delimited export were refused as having "no loss column".
+* A label written as an integer and edited to a word gave pandas' bare ``invalid literal for
+  int()``; a header with spaces after its commas gave a plain "no loss column".
 * The header line held ``Infinity`` (not JSON) for an infinite ``loss_range`` bound.
 * ``from_long_frame`` turned integer data-set labels into strings, so that
   ``plot_comparison(result, dataset=10)`` found no data set 10.
@@ -188,6 +190,34 @@ def test_semicolon_advice_reads_the_file(tmp_path):
     from bayescv.losses import from_frame
 
     table = from_frame(pd.read_csv(path, sep=";", decimal=","))
+    np.testing.assert_array_equal(table["loss"].values, [0.1, 0.4, 0.2, 0.3])
+
+
+def test_integer_label_edited_to_a_word_is_named_with_the_way_out(tmp_path):
+    # Block labels written as integers (the header records int64), one edited to a word:
+    # pandas' bare "invalid literal for int()" named neither the file nor the cause.
+    path = tmp_path / "t.csv"
+    to_csv(from_arrays([0.1, 0.4, 0.2, 0.3], [1, 1, 2, 2]), path)
+    first, header, *rows = _text(path).split("\r\n")
+    rows = [("x2" + r[1:]) if r.startswith("2,") else r for r in rows]
+    path.write_text("\r\n".join([first, header, *rows]), encoding="utf-8", newline="")
+    with pytest.raises(ValueError, match="type its header line records") as info:
+        read_csv(path)
+    assert str(info.value).startswith(f"{path}: ")
+    # the way out the message gives: drop the header line, read it as a plain CSV
+    path.write_text("\r\n".join([header, *rows]), encoding="utf-8", newline="")
+    table = read_table(path, scheme="random")
+    assert table["block"].values.tolist() == ["1", "1", "x2", "x2"]
+
+
+def test_spaces_after_commas_are_named_and_the_advice_reads_the_file(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("block, loss\na, 0.1\na, 0.4\nb, 0.2\nb, 0.3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="spaces around its commas"):
+        read_csv(path)
+    from bayescv.losses import from_frame
+
+    table = from_frame(pd.read_csv(path, skipinitialspace=True))
     np.testing.assert_array_equal(table["loss"].values, [0.1, 0.4, 0.2, 0.3])
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.losses._csv_checks import check_columns, check_labels, encoding_error, parse_losses
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._schema import _LABEL_COORDS, validate
 
@@ -201,7 +202,7 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             first = fh.readline()
     except UnicodeDecodeError as error:
-        raise _encoding_error(path, error) from None
+        raise encoding_error(path, error) from None
     if not first:
         raise ValueError(f"{path}: the file is empty; a loss CSV needs a header row and data")
     meta: dict[str, Any] = {"attrs": {}, "dtypes": {}}
@@ -212,15 +213,25 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
     skip = int(headed)
     header = _header_row(path, skip)
     named = _Columns().named(header) if headed else columns.named(header)
-    _check_columns(path, header, named)
+    check_columns(path, header, named)
     dtypes = {
         c: np.dtype(d) if np.dtype(d).kind != "U" else str for c, d in meta["dtypes"].items()
     }
     # Losses are parsed by numpy from text: correctly rounded on every pandas version.
-    frame = _pandas_csv(path, skiprows=skip, dtype={**dtypes, named["loss"]: str})
+    try:
+        frame = _pandas_csv(path, skiprows=skip, dtype={**dtypes, named["loss"]: str})
+    except (ValueError, TypeError) as error:  # a label no longer of the type the header records
+        if str(error).startswith(f"{path}: "):
+            raise
+        written = {c: np.dtype(d).name for c, d in meta["dtypes"].items()}
+        raise ValueError(
+            f"{path}: a label does not have the type its header line records ({written}): "
+            f"{error}. The file was edited after bayescv wrote it; delete its first line and "
+            "read it with read_table(path, scheme=..., replicate_kind=...)"
+        ) from None
     if not headed:
-        _check_labels(path, frame, named)
-    frame[named["loss"]] = _parse_losses(path, frame[named["loss"]])
+        check_labels(path, frame, named)
+    frame[named["loss"]] = parse_losses(path, frame[named["loss"]])
     attrs = meta["attrs"]
     try:
         table = from_frame(
@@ -277,20 +288,12 @@ def _header_meta(path: str | PathLike[str], first: str) -> dict[str, Any]:
     return meta
 
 
-def _encoding_error(path: str | PathLike[str], error: UnicodeDecodeError) -> ValueError:
-    bad = error.object[error.start : error.start + 1]
-    return ValueError(
-        f"{path}: not UTF-8 text (byte 0x{bad.hex()} at offset {error.start}); re-encode the "
-        "file as UTF-8 (for example `iconv -f latin1 -t utf-8`, or save as 'CSV UTF-8')"
-    )
-
-
 def _pandas_csv(path: str | PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """pd.read_csv as UTF-8 text with every field kept as written ("NA" is a label)."""
     try:
         return pd.read_csv(path, encoding="utf-8-sig", keep_default_na=False, **kwargs)
     except UnicodeDecodeError as error:
-        raise _encoding_error(path, error) from None
+        raise encoding_error(path, error) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else "no data"
         raise ValueError(f"{path}: not a readable CSV ({message})") from None
@@ -300,62 +303,6 @@ def _header_row(path: str | PathLike[str], skip: int) -> list[str]:
     """Return the column names as written (pandas itself renames duplicates to 'x.1')."""
     row = _pandas_csv(path, skiprows=skip, header=None, nrows=1, dtype=str)
     return [str(c) for c in row.iloc[0].tolist()] if len(row) else []
-
-
-def _check_columns(path: str | PathLike[str], header: list[str], named: dict[str, str]) -> None:
-    for role, column in named.items():
-        count = header.count(column)
-        if count > 1:
-            raise ValueError(
-                f"{path}: duplicate column {column!r}: the header names it {count} times (the "
-                f"{role} column must be unique); drop or rename the others"
-            )
-        if count == 0:
-            hint = ""
-            if len(header) == 1 and ";" in header[0]:
-                hint = (
-                    "; the file looks semicolon-delimited (as spreadsheets that write decimal "
-                    "commas save CSV): save it with commas, or read it with pandas.read_csv("
-                    "path, sep=';', decimal=',') and pass the frame to bayescv.losses.from_frame"
-                )
-            raise ValueError(
-                f"{path}: no {role} column {column!r}; the columns are {header}{hint}"
-            )
-
-
-def _check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str, str]) -> None:
-    """Refuse a missing label (an empty field) of a plain CSV, rather than read it as ''."""
-    for role in ("block", "source", "index", "replicate"):
-        column = named.get(role)
-        if column is None or frame[column].dtype.kind != "O":
-            continue
-        empty = np.flatnonzero(frame[column].astype(str).str.strip().to_numpy() == "")
-        if empty.size:
-            rows = ", ".join(str(r + 1) for r in empty[:10]) + (", ..." if empty.size > 10 else "")
-            raise ValueError(
-                f"{path}: missing {role} label (empty field in column {column!r}) in "
-                f"{empty.size} data row(s): {rows}"
-            )
-
-
-def _parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
-    values = text.to_numpy()
-    try:
-        return np.asarray(values, dtype=float)
-    except ValueError:
-        for row, value in enumerate(values):
-            try:
-                float(value)
-            except ValueError:
-                what = (
-                    "missing loss (empty field)"
-                    if not str(value).strip()
-                    else (f"non-numeric loss {value!r}")
-                )
-                raise ValueError(
-                    f"{path}: {what} in column {text.name!r}, data row {row + 1}"
-                ) from None
-        raise  # pragma: no cover - numpy and float() disagree
 
 
 def _validated(path: str | PathLike[str], table: xr.Dataset) -> xr.Dataset:

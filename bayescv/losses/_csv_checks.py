@@ -1,0 +1,83 @@
+"""Checks of a CSV loss file's text: each refusal names the file, the column and the row.
+
+Used by :mod:`bayescv.losses._io`; every message starts with the file's path.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["check_columns", "check_labels", "encoding_error", "parse_losses"]
+
+
+def encoding_error(path: str | PathLike[str], error: UnicodeDecodeError) -> ValueError:
+    bad = error.object[error.start : error.start + 1]
+    return ValueError(
+        f"{path}: not UTF-8 text (byte 0x{bad.hex()} at offset {error.start}); re-encode the "
+        "file as UTF-8 (for example `iconv -f latin1 -t utf-8`, or save as 'CSV UTF-8')"
+    )
+
+
+def check_columns(path: str | PathLike[str], header: list[str], named: dict[str, str]) -> None:
+    for role, column in named.items():
+        count = header.count(column)
+        if count > 1:
+            raise ValueError(
+                f"{path}: duplicate column {column!r}: the header names it {count} times (the "
+                f"{role} column must be unique); drop or rename the others"
+            )
+        if count == 0:
+            hint = ""
+            if column in (h.strip() for h in header):
+                hint = (
+                    "; the header has spaces around its commas: remove them, or read the file "
+                    "with pandas.read_csv(path, skipinitialspace=True) and pass the frame to "
+                    "bayescv.losses.from_frame"
+                )
+            elif len(header) == 1 and ";" in header[0]:
+                hint = (
+                    "; the file looks semicolon-delimited (as spreadsheets that write decimal "
+                    "commas save CSV): save it with commas, or read it with pandas.read_csv("
+                    "path, sep=';', decimal=',') and pass the frame to bayescv.losses.from_frame"
+                )
+            raise ValueError(
+                f"{path}: no {role} column {column!r}; the columns are {header}{hint}"
+            )
+
+
+def check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str, str]) -> None:
+    """Refuse a missing label (an empty field) of a plain CSV, rather than read it as ''."""
+    for role in ("block", "source", "index", "replicate"):
+        column = named.get(role)
+        if column is None or frame[column].dtype.kind != "O":
+            continue
+        empty = np.flatnonzero(frame[column].astype(str).str.strip().to_numpy() == "")
+        if empty.size:
+            rows = ", ".join(str(r + 1) for r in empty[:10]) + (", ..." if empty.size > 10 else "")
+            raise ValueError(
+                f"{path}: missing {role} label (empty field in column {column!r}) in "
+                f"{empty.size} data row(s): {rows}"
+            )
+
+
+def parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
+    values = text.to_numpy()
+    try:
+        return np.asarray(values, dtype=float)
+    except ValueError:
+        for row, value in enumerate(values):
+            try:
+                float(value)
+            except ValueError:
+                what = (
+                    "missing loss (empty field)"
+                    if not str(value).strip()
+                    else (f"non-numeric loss {value!r}")
+                )
+                raise ValueError(
+                    f"{path}: {what} in column {text.name!r}, data row {row + 1}"
+                ) from None
+        raise  # pragma: no cover - numpy and float() disagree
