@@ -115,6 +115,9 @@ def batching_reason(
             return "only the L2 penalty is batched"
         if p["class_weight"] is not None:
             return "class_weight is not batched"
+        if p["solver"] == "liblinear" and p["fit_intercept"]:
+            # liblinear penalises the intercept (scaled by intercept_scaling): another optimum
+            return "liblinear penalises the intercept, which the batched solver does not"
         if not (p["C"] > 0):
             return f"C must be > 0, got {p['C']!r}"
         return ""

@@ -42,16 +42,25 @@ def parts(estimator: Any) -> tuple[Any, Any]:
 def scaler_statistics(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
     """StandardScaler's ``mean_``, ``var_`` and ``scale_`` on each training set, (B, p) each.
 
-    Row counts `w` (B, n) weight the rows (bootstrap copies count twice); a feature whose
-    standard deviation is ~0 gets scale 1, scikit-learn's rule (``_handle_zeros_in_scale``).
+    Row counts `w` (B, n) weight the rows (bootstrap copies count twice). A feature constant
+    on a training set (a one-hot column of the held-out source, a rare value left out) gets
+    variance 0 and scale 1, as scikit-learn gives it: its variance is taken as 0 below the
+    rounding error of its computation here, n·eps·mean(Xs²), or below scikit-learn's own bound
+    (``_is_constant_feature``: n·eps·var + (n·mean·eps)²), which a feature constant up to
+    rounding (1000 plus 1-ulp jitter) meets. Scaling such a column by its residue (~1e-9)
+    blew its coefficient up and changed the predictions.
     """
+    eps = np.finfo(float).eps
     n_w = w.sum(axis=1)[:, None]
-    centre = X.mean(axis=0)  # shifted once: no cancellation in the variance
+    centre = X.mean(axis=0)  # shifted once: little cancellation in the variance
     Xs = X - centre
     shift = rowdot(w, Xs) / n_w
-    var = np.maximum(rowdot(w, Xs**2) / n_w - shift**2, 0.0)
-    sd = np.sqrt(var)
-    return shift + centre, var, np.where(sd < 10 * np.finfo(float).eps, 1.0, sd)
+    mean_sq = rowdot(w, Xs**2) / n_w
+    var = np.maximum(mean_sq - shift**2, 0.0)
+    mean = shift + centre
+    constant = (var <= n_w * eps * mean_sq) | (var <= n_w * eps * var + (n_w * mean * eps) ** 2)
+    var = np.where(constant, 0.0, var)
+    return mean, var, np.where(constant, 1.0, np.sqrt(var))
 
 
 def fitted_model(

@@ -316,15 +316,24 @@ def _fit_and_loss(
     }
     try:
         estimator.fit(_rows(X, train), _rows(y, train), **params)
-    except Exception as error:  # re-raised as is, or with the overflow named
+    except Exception as error:  # re-raised as is (saying where), or with the overflow named
         hinted = _with_feature_hint(error, X, estimator)
         if hinted is error:
+            error.add_note(
+                f"bayescv: raised by {type(estimator).__name__}.fit on a CV training set of "
+                f"{train.size} points (its test set: {test.size} points, rows "
+                f"{_some(test)})"
+            )
             raise
         raise hinted from error
     y_pred = getattr(estimator, loss.response_method)(_rows(X, test))
     values = loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
     _check_losses(values, y_pred, loss, estimator)
     return values, estimator if keep else None
+
+
+def _some(rows: np.ndarray) -> str:
+    return ", ".join(map(str, rows[:5])) + (", ..." if rows.size > 5 else "")
 
 
 def _rows(data: Any, rows: np.ndarray) -> Any:
@@ -403,7 +412,12 @@ def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -
             "values (features or targets too large?)"
         )
     elif loss.name == "log_loss":
-        cause = "the model gave the true class probability 0, where the log loss is infinite"
+        cause = (
+            "the model gave the true class probability 0, where the log loss is infinite "
+            "(a class absent from a training fold, or a model such as a decision tree that "
+            "gives hard 0/1 probabilities); use loss='brier', or a clipped log loss of your own "
+            "with bayescv.make_loss(func, response_method='predict_proba')"
+        )
     else:
         cause = f"loss {loss.name!r} returned them for finite predictions (an overflow?)"
     raise ValueError(f"{int(bad.sum())} test point(s) have a NaN or infinite loss: {cause}")

@@ -373,8 +373,13 @@ def _run(
     )  # fmt: skip
 
     source = None if groups is None else np.asarray(groups)
+    # Blocks are labelled by source only where each test fold is one whole source: one source
+    # per fold and no source in two folds of a run (a plain KFold on data sorted by source
+    # can test a large source in two folds, each trained on the other's half).
     by_fold_labels = source is not None and all(
-        np.unique(source[test]).size == 1 for plan in plans for _, test in plan.folds
+        all(np.unique(source[test]).size == 1 for _, test in plan.folds)
+        and len({source[test[0]] for _, test in plan.folds}) == len(plan.folds)
+        for plan in plans
     )
     losses, blocks, rows = [], [], []
     start = 0

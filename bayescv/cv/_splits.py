@@ -194,10 +194,13 @@ def _materialise(
             splitter
         ).consumes("split", ["groups"])
         splits = splitter.split(X, y, groups if consumes else None, **(split_params or {}))
-    return [
-        (np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64))
-        for train, test in splits
-    ]
+    return [(_indices(train), _indices(test)) for train, test in splits]
+
+
+def _indices(rows: Any) -> np.ndarray:
+    """Row indices as int64; a boolean mask (which scikit-learn also accepts) becomes its rows."""
+    rows = np.asarray(rows)
+    return np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.int64)
 
 
 def _repeats_itself(cv: Any) -> bool:
@@ -264,10 +267,7 @@ def _runs(
 def _as_folds(run: Any, where: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """One run of an explicit list of runs as (train, test) int arrays."""
     try:
-        return [
-            (np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64))
-            for train, test in run
-        ]
+        return [(_indices(train), _indices(test)) for train, test in run]
     except (TypeError, ValueError) as error:
         raise ValueError(
             f"{where} must be a list of (train, test) index arrays ({error})"

@@ -99,9 +99,27 @@ class Loss:
         return replace(self, func=_brier_binary, range=_UNIT)
 
 
+def _one_column(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Targets and predictions of the same shape: a one-column y with 1-d predictions is 1-d.
+
+    Some estimators return 1-d predictions for a target of shape (n, 1); broadcasting the
+    two would give an (n, n) difference, whose row means have the right shape and wrong values.
+    """
+    if y_true.ndim == 2 and y_true.shape[1] == 1 and y_pred.ndim == 1:
+        y_true = y_true[:, 0]
+    elif y_pred.ndim == 2 and y_pred.shape[1] == 1 and y_true.ndim == 1:
+        y_pred = y_pred[:, 0]
+    if y_true.shape != y_pred.shape:
+        raise ValueError(
+            f"targets of shape {y_true.shape} and predictions of shape {y_pred.shape} do not "
+            "match: the loss needs one prediction per target"
+        )
+    return y_true, y_pred
+
+
 def _residual(y_true: Any, y_pred: Any) -> np.ndarray:
     try:
-        diff = np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float)
+        y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
     except (TypeError, ValueError):
         kinds = [np.asarray(v).dtype for v in (y_true, y_pred)]
         raise ValueError(
@@ -109,6 +127,7 @@ def _residual(y_true: Any, y_pred: Any) -> np.ndarray:
             f"dtype {kinds[0]} and {kinds[1]}; for class labels use loss='zero_one', "
             "'log_loss' or 'brier'"
         ) from None
+    diff = np.subtract(*_one_column(y_true, y_pred))
     return diff if diff.ndim == 1 else diff.reshape(len(diff), -1)
 
 
@@ -123,14 +142,34 @@ def _absolute(y_true: Any, y_pred: Any) -> np.ndarray:
 
 
 def _zero_one(y_true: Any, y_pred: Any) -> np.ndarray:
-    return (np.asarray(y_true) != np.asarray(y_pred)).astype(float)
+    # Several outputs (multilabel, multi-output): a point is an error where any output is
+    # wrong, as sklearn.metrics.zero_one_loss (subset accuracy) counts it.
+    wrong = np.not_equal(*_one_column(np.asarray(y_true), np.asarray(y_pred)))
+    return (wrong if wrong.ndim == 1 else wrong.reshape(len(wrong), -1).any(axis=1)).astype(float)
 
 
 def _true_class_columns(y_true: Any, classes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Column of each point's true class in ``predict_proba``; a mask of classes the model saw."""
+    """Column of each point's true class in ``predict_proba``; a mask of classes the model saw.
+
+    `classes` is the column order (the estimator's ``classes_``), sorted or not.
+    """
+    if classes is None:
+        raise ValueError(
+            "a probability loss needs the classes of the predict_proba columns: the "
+            "estimator has no classes_ (give it one, or pass classes= with the predictions)"
+        )
     classes = np.asarray(classes)
     y_true = np.asarray(y_true)
-    pos = np.searchsorted(classes, y_true).clip(0, classes.size - 1)
+    if y_true.ndim == 2 and y_true.shape[1] == 1:
+        y_true = y_true[:, 0]
+    if y_true.ndim != 1:
+        raise ValueError(
+            f"a probability loss needs one class label per point, got targets of shape "
+            f"{y_true.shape} (multilabel or multi-output targets: use loss='zero_one')"
+        )
+    order = np.argsort(classes, kind="stable")
+    at = np.searchsorted(classes[order], y_true).clip(0, classes.size - 1)
+    pos = order[at]
     seen = classes[pos] == y_true
     return pos, seen
 
