@@ -69,7 +69,8 @@ def test_an_interval_wholly_outside_the_range_becomes_the_boundary_not_an_invert
     # No errors, weights of mean 3 with a small spread, fixed β = 1: ψ = -(w - 1), so
     # R_β = -2 with se = sd(w) / √4 ≈ 0.04: the interval [-2.08, -1.92] lies below 0.
     loss, w = np.zeros(4), np.array([3.0, 3.1, 2.9, 3.0])
-    ds = control_variate_risk(zero_one_table(loss), w, beta=1.0)
+    with pytest.warns(UserWarning, match="mean_weight_not_1"):
+        ds = control_variate_risk(zero_one_table(loss), w, beta=1.0)
     assert ds["estimate_unbounded"].item() == pytest.approx(-2.0)
     assert -2.0 + Z * np.std(w, ddof=1) / 2 < 0  # the unbounded upper bound is below 0 too
     assert (ds["estimate"].item(), ds["lower"].item(), ds["upper"].item()) == (0.0, 0.0, 0.0)

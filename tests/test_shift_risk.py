@@ -30,6 +30,7 @@ from bayescv.shift import (
     optimal_beta,
     target_risk_intervals,
 )
+from bayescv.shift._common import MEAN_WEIGHT_Z
 
 QUIET = {"min_ess_fraction": 0.0}  # Monte Carlo replicates: the ESS check is tested separately
 
@@ -199,8 +200,10 @@ def test_fixed_beta_follows_the_definition():
 
 def test_constant_weights_leave_beta_undefined_and_flagged():
     loss = np.array([0.1, 0.5, 0.2, 0.9])
-    ds = control_variate_risk(loss, np.full(4, 2.0))
+    with pytest.warns(UserWarning, match="mean_weight_not_1"):  # weights of mean 2
+        ds = control_variate_risk(loss, np.full(4, 2.0))
     assert "constant_weights" in ds["flag"].item()
+    assert "mean_weight_not_1" in ds["flag"].item()
     assert ds["estimate"].item() == pytest.approx(2 * loss.mean())  # β = 0 used
     assert ds["beta"].item() == 0.0
 
@@ -347,8 +350,9 @@ def test_low_effective_sample_size_warns_flags_and_records():
         warnings.simplefilter("error")
         quiet = importance_weighted_risk(loss, w, min_ess_fraction=0.0)  # check turned off
         assert quiet["flag"].item() == ""
+    skewed = np.linspace(0.1, 3.0, 50) ** 4
     with pytest.warns(LowEffectiveSampleSizeWarning):  # a stricter threshold
-        importance_weighted_risk(loss, np.linspace(0.1, 3.0, 50) ** 4, min_ess_fraction=0.9)
+        importance_weighted_risk(loss, skewed / skewed.mean(), min_ess_fraction=0.9)
 
 
 # --- loss tables ------------------------------------------------------------------------
@@ -417,3 +421,32 @@ def test_loss_table_with_replicates_gives_a_replicate_dim():
 def test_bad_input_is_refused_clearly(losses, weights, kwargs, match):
     with pytest.raises(ValueError, match=match):
         target_risk_intervals(losses, weights, **kwargs)
+
+
+def test_weights_scaled_by_a_constant_are_flagged_and_warned():
+    # Density ratios times 100 (unnormalised): E_S[w] = 1 fails, and 'iw' scales with the
+    # factor while the control variate does not (hunted: 123.6 against 36.4, no flag).
+    rng = np.random.default_rng(0)
+    loss, w = rng.exponential(1, 50), rng.exponential(1, 50)
+    with pytest.warns(UserWarning, match="mean_weight_not_1"):
+        ds = target_risk_intervals(loss, 100 * w)
+    assert all("mean_weight_not_1" in f for f in ds["flag"].values)
+    for kwargs in ({"normalize": True}, {}):  # normalised, or weights of mean about 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            quiet = target_risk_intervals(loss, (100 if kwargs else 1) * w, **kwargs)
+        assert not any("mean_weight_not_1" in f for f in quiet["flag"].values)
+
+
+def test_correct_skewed_weights_are_not_flagged():
+    # Exact density ratios of a Gaussian shift (log-normal, skewed): their mean lies more
+    # than 4 estimated standard errors below 1 in a few samples of 200 (the reason for the
+    # factor-of-2 condition), but never off by a factor of 2: no row flagged.
+    sc = GaussianShift(shift=1.0)
+    _, loss, w = sc.sample_source((4000, 200), rng=11)
+    z = np.abs(w.mean(axis=1) - 1) / (w.std(axis=1, ddof=1) / np.sqrt(200))
+    assert 0 < np.mean(z > MEAN_WEIGHT_Z) < 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        ds = importance_weighted_risk(loss, w, **QUIET)
+    assert not any("mean_weight_not_1" in f for f in ds["flag"].values)

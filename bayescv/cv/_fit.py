@@ -274,7 +274,10 @@ def fit_engine(
     if not _numeric_table(X):
         return "per-fit", "X is not a numeric 2-d numpy array or an all-numeric DataFrame"
     if not (getattr(y, "ndim", 0) == 1 and isinstance(getattr(y, "dtype", None), np.dtype)):
-        return "per-fit", "y is not a 1-d numpy array or Series"
+        return (
+            "per-fit",
+            "y is not a 1-d numpy array or a Series of a numpy dtype (not string or category)",
+        )
     reason = batching_reason(
         estimator, loss.response_method, auto=batched is None, models=return_estimator
     )

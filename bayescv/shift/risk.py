@@ -114,7 +114,9 @@ def importance_weighted_risk(
         ``weight_normalization``, ``min_ess_fraction``, ``loss_range``), the smallest
         ``ess`` and ``ess_fraction``, and the attrs of DataArray weights as ``weights_*``.
         ``flag`` lists, comma-separated, ``weights_clipped``, ``weights_normalized``,
-        ``low_effective_sample_size``, ``truncated_to_range``, ``estimate_outside_range``.
+        ``low_effective_sample_size``, ``truncated_to_range``, ``estimate_outside_range``,
+        ``mean_weight_not_1`` (unnormalised weights whose mean is off 1 by a factor of 2 or
+        more and by more than 4 standard errors: a constant factor such as n_T/n_S; warned).
         A loss table's range (:func:`bayescv.losses.loss_range`; [0, 1] for 0-1 losses)
         bounds the results, as in :func:`bayescv.cv_intervals`: a bound outside it is moved
         onto it (``truncated_to_range``), and so is an estimate (``estimate_outside_range``;
