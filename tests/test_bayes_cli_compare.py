@@ -90,6 +90,8 @@ def test_cli_table_output(csv_path, capsys):
         (["--block-col", "fold"], "no block column 'fold'"),
         (["--level", "1.5"], "--level"),
         (["--draws", "0"], "--draws"),
+        (["--block-col", "school", "--loss-range", "1,0"], "--loss-range must have LOW < HIGH"),
+        (["--block-col", "school", "--loss-range", "0,0.1"], "losses.csv: "),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(csv_path, capsys, args, message):
@@ -98,6 +100,27 @@ def test_cli_bad_input_is_one_line_and_exit_2(csv_path, capsys, args, message):
     err = capsys.readouterr().err.strip()
     assert message in err
     assert "\n" not in err
+
+
+def test_cli_loss_range_keeps_the_intervals_inside_it(csv_path, capsys):
+    # Exponential losses of five sources with means 0.1 to 2: a plain CSV declares no range,
+    # so the Gaussian model's new_source interval reaches below 0; --loss-range 0,inf (as
+    # bayescv variance has it) keeps every bound at or above 0 and flags the one moved.
+    rng = np.random.default_rng(0)
+    means = np.repeat([0.1, 1.5, 0.2, 2.0, 0.3], 30)
+    path = csv_path[0].with_name("positive.csv")
+    table = from_arrays(rng.exponential(means), np.repeat(np.arange(5), 30), scheme="source")
+    to_frame(table)[["loss", "block"]].to_csv(path, index=False)
+    argv = ["bayes", str(path), "--scheme", "source", "--draws", "300"]
+    argv += ["--tune", "300", "--chains", "2", "--sampler", "pymc", "--format", "json"]
+    runs = {}
+    for extra in ([], ["--loss-range", "0,inf"]):
+        assert main([*argv, *extra]) == 0
+        runs[bool(extra)] = json.loads(capsys.readouterr().out)["intervals"]
+    assert runs[False]["bayes_new_source"]["lower"] < 0
+    assert runs[True]["bayes_new_source"]["lower"] == 0.0
+    assert "truncated_to_range" in runs[True]["bayes_new_source"]["flag"]
+    assert runs[True]["bayes_ose"]["upper"] == pytest.approx(runs[False]["bayes_ose"]["upper"])
 
 
 def test_cli_missing_file(tmp_path, capsys):

@@ -9,8 +9,8 @@ import pytest
 import xarray as xr
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.datasets import make_classification
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 
 import bayescv
 from bayescv._provenance import child_seeds
@@ -591,3 +591,15 @@ def test_heavy_tailed_losses_flag_the_nested_interval_and_warn():
     calm = nested_cv(LinearRegression(), X, light, **kw)
     assert calm["flag"].item() == ""
     assert calm.attrs["khat"] < 0.5
+
+
+def test_a_negative_mse_gives_nan_inflation_not_zero():
+    # The MSE estimate mean(a) - mean(b) can be negative (one repetition, small n); the
+    # inflation sqrt((K-1)/K * mse) / naive_se is then undefined. It was reported as 0,
+    # which reads as "no inflation"; the interval itself is NaN, flagged negative_variance.
+    X, y = make_regression(n_samples=30, n_features=3, noise=5, random_state=16)
+    out = nested_cv(Ridge(), X, y, n_splits=3, n_repeats=1, random_state=16, inflation_bounds=None)
+    assert float(out["mse"]) < 0
+    assert "negative_variance" in str(out["flag"].values)
+    assert np.isnan(float(out["inflation_raw"]))
+    assert np.isnan(out["inflation_running"].values).all()

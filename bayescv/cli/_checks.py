@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "add_loss_range",
     "bad_n_jobs",
+    "parse_loss_range",
     "read_losses",
     "unwritable_dir",
     "unwritable_file",
+    "with_loss_range",
 ]
 
 
@@ -108,7 +111,7 @@ def read_losses(path: Any, args: Any) -> Any:
         raise ValueError(f"{path}: is a directory, not a loss-table file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    return read_table(
+    table = read_table(
         path,
         loss=args.loss_col,
         block=args.block_col,
@@ -116,3 +119,84 @@ def read_losses(path: Any, args: Any) -> Any:
         scheme=args.scheme,
         replicate_kind=getattr(args, "replicate_kind", None),
     )
+    return with_loss_range(table, getattr(args, "loss_range", None), path)
+
+
+def add_loss_range(parser: Any, also: str = "") -> None:
+    """Add ``--loss-range LOW,HIGH`` to a subcommand's parser (read by :func:`read_losses`).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    also : str, optional
+        More help text, after the common part.
+    """
+    parser.add_argument(
+        "--loss-range",
+        metavar="LOW,HIGH",
+        help=(
+            "the values the loss can take, e.g. 0,1 or 0,inf (a plain CSV declares none): "
+            f"bounds are kept inside it{also}"
+        ),
+    )
+
+
+def with_loss_range(table: Any, text: str | None, path: Any) -> Any:
+    """Set ``--loss-range`` on a table read from `path` and check its losses lie inside it.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        The loss table.
+    text : str or None
+        The option's value; None leaves the table as read.
+    path : pathlib.Path
+        The file, for the message.
+
+    Returns
+    -------
+    xarray.Dataset
+        The table.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, for a malformed range or a loss outside it.
+    """
+    if text is None:
+        return table
+    from bayescv.losses import validate
+
+    table.attrs["loss_range"] = parse_loss_range(text)
+    try:
+        validate(table)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return table
+
+
+def parse_loss_range(text: str) -> list[float]:
+    """Parse ``LOW,HIGH`` into two floats (``inf`` allowed for HIGH), or a one-line error.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    list of float
+
+    Raises
+    ------
+    ValueError
+        When it is not two numbers with LOW < HIGH.
+    """
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"--loss-range must be LOW,HIGH (e.g. 0,inf), got {text!r}") from None
+    if not low < high:
+        raise ValueError(f"--loss-range must have LOW < HIGH, got {text!r}")
+    return [low, high]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bayescv._extras import BAYES_MODULES, import_quietly, missing_extra
-from bayescv.cli._checks import read_losses, unwritable_dir
+from bayescv.cli._checks import add_loss_range, read_losses, unwritable_dir, with_loss_range
 
 __all__ = ["register"]
 
@@ -85,6 +85,7 @@ def register(subparsers: Any) -> None:
             "alone leaves to the prior"
         ),
     )
+    add_loss_range(p, also=" (the posterior intervals and the flag truncated_to_range)")
     p.add_argument("--draws", type=int, default=1000, help="draws per chain (default: 1000)")
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="chains (default: 4)")
@@ -137,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.bootstrap, loss=args.loss_col, block=args.block_col,
                 source=args.source_col, replicate_kind="bootstrap",
             )  # fmt: skip
+            bootstrap = with_loss_range(bootstrap, args.loss_range, args.bootstrap)
     except (OSError, ValueError, TypeError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
 

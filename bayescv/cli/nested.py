@@ -289,7 +289,7 @@ def _table(s: dict[str, Any]) -> str:
         return "nan" if v is None else f"{v:.4g}"
 
     running = [v for v in s["inflation_running"] if v is not None]
-    tail = running[-max(1, len(running) // 2) :]
+    tail = running[-max(2, len(running) // 2) :]
     bounds = s["inflation_bounds"]
     clip = "not clipped" if bounds is None else f"clipped to [{bounds[0]:g}, {bounds[1]:.3g}]"
     sources = f", {s['n_sources']} sources ({s['source_column']!r})" if s["n_sources"] else ""
@@ -306,8 +306,13 @@ def _table(s: dict[str, Any]) -> str:
         f"bias {num(s['bias'])} ({s['bias_correction']}, c = {s['bias_constant']:.4g})",
         f"  inflation  {num(s['inflation'])} x naive SE {num(s['naive_se'])} "
         f"(raw {num(s['inflation_raw'])}, {clip}); "
-        f"running over the last {len(tail)} repetitions: "
-        + (f"{min(tail):.3g} to {max(tail):.3g}" if tail else "n/a"),
+        + (
+            f"running over the last {len(tail)} repetitions: {min(tail):.3g} to {max(tail):.3g}"
+            if len(tail) > 1
+            else "one running value: too few repetitions to judge it by"
+            if tail
+            else "no running value (negative MSE estimates)"
+        ),
         f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s, "
         f"{s['fit_engine']}): "
         f"{s['n_splits']} folds, nested repetitions {s['n_repeats']}, "

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.cli._checks import add_loss_range
+
 __all__ = ["register"]
 
 # The estimators reported under their own key, in the order printed. The JSON has every
@@ -52,14 +54,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
-    parser.add_argument(
-        "--loss-range",
-        metavar="LOW,HIGH",
-        help=(
-            "the values the loss can take, e.g. 0,1 or 0,inf (a plain CSV declares none): "
-            "bounds are kept inside it, and --kind log needs LOW >= 0"
-        ),
-    )
+    add_loss_range(parser, also=", and --kind log needs LOW >= 0")
     parser.add_argument("--level", type=float, default=0.95, help="coverage (0.95)")
     parser.add_argument(
         "--kind",
@@ -141,31 +136,13 @@ def _run(args: argparse.Namespace) -> int:
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
     """Read one CV run from a loss table in any format the package writes."""
     from bayescv.cli._checks import read_losses
-    from bayescv.losses import validate
 
     table = read_losses(path, args)
     if "replicate" in table.dims:
         raise ValueError(
             f"{path}: the file holds several CV runs; `bayescv variance` reads one run"
         )
-    if args.loss_range is not None:
-        table.attrs["loss_range"] = _parse_range(args.loss_range)
-        try:
-            validate(table)
-        except ValueError as error:
-            raise ValueError(f"{path}: {error}") from None
     return table
-
-
-def _parse_range(text: str) -> list[float]:
-    """``LOW,HIGH`` as two floats (``inf`` allowed for HIGH), or a one-line ValueError."""
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"--loss-range must be LOW,HIGH (e.g. 0,inf), got {text!r}") from None
-    if not low < high:
-        raise ValueError(f"--loss-range must have LOW < HIGH, got {text!r}")
-    return [low, high]
 
 
 def _number(value: Any) -> float | None:

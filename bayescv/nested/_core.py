@@ -457,7 +457,10 @@ def summarise(reps: list, extra: list[float], n: int, k: int, *, grouped: bool) 
         naive_running = np.sqrt(pooled[:, 2] / (pooled[:, 0] - 1) / n)
     scale = (k - 1) / k
     with np.errstate(divide="ignore", invalid="ignore"):
-        inflation_running = np.sqrt(np.maximum(scale * mse_running, 0.0)) / naive_running
+        # NaN where the MSE estimate is negative (flagged negative_variance), not 0, which
+        # would read as "no inflation"
+        inflation_running = np.sqrt(np.where(mse_running < 0, np.nan, scale * mse_running))
+        inflation_running = inflation_running / naive_running
     plain = np.array([r.plain_cv for r in reps])
     inner = np.stack([r.inner for r in reps])
     return {

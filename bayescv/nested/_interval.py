@@ -369,7 +369,7 @@ def nested_cv(
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         inflation = float(np.float64(se) / naive)
-        inflation_raw = float(np.sqrt(max(se_raw2, 0.0)) / naive)
+        inflation_raw = float(np.sqrt(se_raw2) / naive) if se_raw2 >= 0 else math.nan
 
     grouped = units is not None
     ds = interval_dataset(
@@ -470,5 +470,5 @@ def _variables(
         "mse": ((), stats["mse"], "estimated MSE of CV, mean(a) - mean(b)"),
         "naive_se": ((), stats["naive_se"], "naive standard error of the inner errors"),
         "inflation": ((), inflation, "se / naive_se as used (after clipping)"),
-        "inflation_raw": ((), inflation_raw, "sqrt((K-1)/K * max(mse, 0)) / naive_se"),
+        "inflation_raw": ((), inflation_raw, "sqrt((K-1)/K * mse) / naive_se, NaN where mse < 0"),
     }
