@@ -603,3 +603,12 @@ def test_a_negative_mse_gives_nan_inflation_not_zero():
     assert "negative_variance" in str(out["flag"].values)
     assert np.isnan(float(out["inflation_raw"]))
     assert np.isnan(out["inflation_running"].values).all()
+
+
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_missing_group_labels_are_refused(missing):
+    X, y = make_regression(n_samples=30, n_features=3, noise=5, random_state=0)
+    groups = np.repeat(np.arange(10), 3).astype(object)
+    groups[0] = missing
+    with pytest.raises(ValueError, match="1 missing label"):
+        nested_cv(Ridge(), X, y, groups=groups, n_splits=3, n_repeats=1, random_state=0)

@@ -26,6 +26,7 @@ import time
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from joblib import Parallel, delayed
 from sklearn.utils import indexable
@@ -319,6 +320,9 @@ def nested_cv(
     if groups is None:
         units, n_units, what = None, n, "points"
     else:
+        missing = int(pd.isna(np.asarray(groups, dtype=object)).sum())
+        if missing:  # np.unique would make each NaN a source of its own
+            raise ValueError(f"groups has {missing} missing label(s) (NaN or None)")
         labels, units = np.unique(np.asarray(groups), return_inverse=True)
         units = units.astype(np.int64)
         n_units, what = labels.size, "sources"
