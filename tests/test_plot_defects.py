@@ -291,3 +291,21 @@ def test_bayes_plots_name_the_axes_they_need(small_fit):
         plot_targets(small_fit, axes=one)
     _, three = plt.subplots(3, 1)
     assert len(plot_ppc(small_fit, axes=three)) == 3
+
+
+def test_plot_targets_marks_the_bounds_the_table_shows(small_fit):
+    # The dashed lines were the raw posterior quantiles, while posterior_intervals moves a
+    # bound outside the loss range onto it; draws outside [0, inf) (a Gaussian model of
+    # squared errors) are shaded and the range's edge is drawn.
+    from bayescv.bayes import plot_targets, posterior_intervals
+
+    ci = posterior_intervals(small_fit)
+    axes = plot_targets(small_fit)
+    for ax, target in zip(axes[:3], ["expected_cv", "ose", "new_source"], strict=True):
+        row = ci.sel(method_name=f"bayes_{target}")
+        shown = sorted(float(line.get_xdata()[0]) for line in _dashed(ax))
+        assert shown == pytest.approx([float(row["lower"]), float(row["upper"])], rel=1e-12)
+    draws = small_fit.posterior["new_source"].values
+    assert (draws < 0).any()  # the Gaussian model's draws below the range
+    assert "edge of the loss range" in _texts(axes[2])
+    assert "edge of the loss range" not in _texts(axes[0])

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from bayescv.bayes.checks import predictive_check, replicated_statistics
+from bayescv.bayes.fit import posterior_intervals
 
 __all__ = ["plot_ppc", "plot_targets"]
 
@@ -100,6 +101,10 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
 def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """Histograms of the posterior of each target with its equal-tailed interval.
 
+    The bounds marked are those of :func:`posterior_intervals` (moved onto the loss's range
+    where they fall outside it); posterior draws outside the range, which the Gaussian model
+    gives for losses near their lower bound, are shaded, with the range's edge drawn.
+
     Parameters
     ----------
     idata : arviz.InferenceData
@@ -141,10 +146,26 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         "new_source": "new_source (one new source)",
         "theta": "θ: variance of the CV estimate",
     }
+    # The bounds marked are posterior_intervals' (moved onto the loss's range, as the table
+    # shows them); draws outside the range (a Gaussian model of squared errors) are shaded.
+    intervals = posterior_intervals(idata, level=level)
+    rows = {str(t): i for i, t in enumerate(intervals["target"].values)}
+    low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
     for ax, name in zip(axes, names, strict=True):
         draws = np.asarray(idata.posterior[name].values).ravel()
         ax.hist(draws, bins=50, color="0.7")
-        for bound in np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]):
+        if name in rows:
+            row = intervals.isel(method_name=rows[name])
+            bounds = [float(row["lower"]), float(row["upper"])]
+            for edge, extreme in ((low, draws.min()), (high, draws.max())):
+                if (extreme < edge) if edge == low else (extreme > edge):
+                    ax.axvspan(*sorted((edge, extreme)), color="C3", alpha=0.12)
+                    ax.axvline(edge, color="C3", linewidth=1, label="edge of the loss range")
+            if (draws < low).any() or (draws > high).any():
+                ax.legend(loc="upper right", fontsize="small")
+        else:
+            bounds = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]).tolist()
+        for bound in bounds:
             ax.axvline(bound, color="C0", linestyle="--")
         ax.axvline(draws.mean(), color="C0")
         ax.set_title(titles[name])
