@@ -395,7 +395,14 @@ class CompiledModel:
             Takes a point dict keyed by value-variable names, returns a float.
         """
         vars_ = self.model.potentials if likelihood_only else None
-        return self.model.compile_logp(vars=vars_, jacobian=not likelihood_only, mode="NUMBA")
+        # Every value variable an input, used or not (the point holds them all): what
+        # compile_logp does itself from PyMC 5.26 on; spelt out, it works from 5.20.
+        return self.model.compile_fn(
+            self.model.logp(vars=vars_, jacobian=not likelihood_only),
+            inputs=self.model.value_vars,
+            mode="NUMBA",
+            on_unused_input="ignore",
+        )
 
     def point(self, params: dict[str, Any]) -> dict[str, np.ndarray]:
         """Map natural parameter values to the sampled coordinates, under the current data.

@@ -23,6 +23,8 @@ from bayescv.losses._schema import _LABEL_COORDS, validate
 __all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_netcdf"]
 
 _CSV_HEADER = "# bayescv loss table "
+_PANDAS = tuple(int(part) for part in pd.__version__.split(".")[:2])
+_EXACT_FLOATS = {"float_precision": "round_trip"} if _PANDAS < (3, 1) else {}
 _META_KEYS = ("attrs", "dtypes")
 
 
@@ -289,9 +291,16 @@ def _header_meta(path: str | PathLike[str], first: str) -> dict[str, Any]:
 
 
 def _pandas_csv(path: str | PathLike[str], **kwargs: Any) -> pd.DataFrame:
-    """pd.read_csv as UTF-8 text with every field kept as written ("NA" is a label)."""
+    """pd.read_csv as UTF-8 text with every field kept as written ("NA" is a label).
+
+    Float labels are parsed exactly: pandas' default parser before 3.1 reads
+    0.30000000000000004 as 0.3 (which could merge blocks), so there ``float_precision=
+    "round_trip"`` is asked for; pandas 3.1 parses exactly and deprecates the option.
+    """
     try:
-        return pd.read_csv(path, encoding="utf-8-sig", keep_default_na=False, **kwargs)
+        return pd.read_csv(
+            path, encoding="utf-8-sig", keep_default_na=False, **_EXACT_FLOATS, **kwargs
+        )
     except UnicodeDecodeError as error:
         raise encoding_error(path, error) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:

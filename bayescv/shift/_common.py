@@ -68,7 +68,8 @@ class Prepared:
         """Rows whose unclipped, unnormalised weights average far from 1 (see prepare)."""
         if self.normalize:
             return np.zeros(self.loss.shape[0], dtype=bool)
-        se = self.w.std(axis=-1, ddof=1) / np.sqrt(self.n)
+        with np.errstate(over="ignore", invalid="ignore"):  # huge weights: refused later
+            se = self.w.std(axis=-1, ddof=1) / np.sqrt(self.n)
         far = np.abs(np.log(self.mean_weight)) >= np.log(MEAN_WEIGHT_FACTOR)
         return (self.n_clipped == 0) & far & (np.abs(self.mean_weight - 1) > MEAN_WEIGHT_Z * se)
 
