@@ -25,3 +25,12 @@ def regression():
     X, y = make_regression(n_samples=90, n_features=4, noise=5.0, random_state=1)
     groups = np.repeat(np.arange(6), 15)
     return X, y, groups
+
+
+@pytest.fixture(scope="session")
+def small_bates_study():
+    """A 6-replicate study of two closed-form methods, for the plotting tests (not mutated)."""
+    from bayescv.compare import BatesLogistic, run_study
+
+    return run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "theta_B"],
+                     n_replicates=6, random_state=0)  # fmt: skip

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from bayescv.compare import (
-    BatesLogistic,
     MultiSourceLinear,
     decompose,
     demo_study,
@@ -24,9 +23,8 @@ from bayescv.compare.plots import (
 
 
 @pytest.fixture(scope="module")
-def study():
-    return run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "theta_B"],
-                     n_replicates=6, random_state=0)  # fmt: skip
+def study(small_bates_study):
+    return small_bates_study
 
 
 def test_plot_coverage_points_are_the_summary(study):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayescv.compare import BatesLogistic, MultiSourceLinear, decompose, run_study, summarize
+from bayescv.compare import MultiSourceLinear, decompose, run_study, summarize
 from bayescv.compare.plots import plot_coverage, plot_decomposition, plot_intervals
 from bayescv.losses import from_arrays, stack_replicates
 from bayescv.plots import plot_block_losses
@@ -179,9 +179,8 @@ def test_block_plot_of_one_table_is_not_labelled_by_its_scheme():
 
 
 @pytest.fixture(scope="module")
-def study():
-    return run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points", "theta_B"],
-                     n_replicates=6, random_state=0)  # fmt: skip
+def study(small_bates_study):
+    return small_bates_study
 
 
 def test_coverage_plot_names_a_method_missing_from_a_summary(study):
