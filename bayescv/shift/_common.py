@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from dataclasses import dataclass, field
@@ -59,11 +60,11 @@ class Prepared:
     def ess_fraction(self) -> np.ndarray:
         return self.ess / self.n
 
-    @property
+    @functools.cached_property
     def low_ess(self) -> np.ndarray:
         return self.ess_fraction < self.min_ess_fraction
 
-    @property
+    @functools.cached_property  # flags() reads it once per row
     def mean_weight_not_1(self) -> np.ndarray:
         """Rows whose unclipped, unnormalised weights average far from 1 (see prepare)."""
         if self.normalize:
