@@ -157,11 +157,12 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
-            for edge, extreme in ((low, draws.min()), (high, draws.max())):
-                if (extreme < edge) if edge == low else (extreme > edge):
-                    ax.axvspan(*sorted((edge, extreme)), color="C3", alpha=0.12)
+            below, above = draws.min() < low, draws.max() > high
+            for edge, end, out in ((low, draws.min(), below), (high, draws.max(), above)):
+                if out:
+                    ax.axvspan(end, edge, color="C3", alpha=0.12)
                     ax.axvline(edge, color="C3", linewidth=1, label="edge of the loss range")
-            if (draws < low).any() or (draws > high).any():
+            if below or above:
                 ax.legend(loc="upper right", fontsize="small")
         else:
             bounds = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]).tolist()

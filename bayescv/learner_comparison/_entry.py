@@ -403,7 +403,7 @@ def compare_learners(
     mcmc = [m for m in chosen if m in _MCMC]
     if mcmc and methods is not None and methods != "all":  # named: the user asked for them
         require_extra(BAYES_MODULES, "bayes", what="bayescv.compare_learners")
-    elif absent := missing_extra(BAYES_MODULES, "bayes") if mcmc else "":  # as a study's "all"
+    elif mcmc and (absent := missing_extra(BAYES_MODULES, "bayes")):  # as a study's "all"
         left_out = f"{' and '.join(mcmc)} left out because {absent}"
         warnings.warn(left_out, UserWarning, stacklevel=2)
         chosen = [m for m in chosen if m not in _MCMC]
