@@ -149,3 +149,28 @@ def test_a_tie_on_one_data_set_does_not_make_the_model_over_data_sets_diverge(se
     assert all("did not converge" not in str(w.message) for w in record)
     assert res.attrs["divergences"] == 0
     assert res.attrs["target_accept"] == 0.99
+
+
+def test_a_fit_of_one_table_that_did_not_converge_points_to_the_bootstrap():
+    # ess_min above any attainable ESS forces the warning: its advice is the point here.
+    table = _gamma_table("source")
+    with pytest.warns(bayescv.bayes.SamplingWarning, match="--bootstrap FILE"):
+        fit(table, random_state=0, ess_min=1e9)
+    rng = np.random.default_rng(3)
+    boot = bayescv.losses.stack_replicates(
+        [from_arrays(rng.gamma(2, 1, 150), BLOCKS, scheme="source") for _ in range(5)],
+        replicate_kind="bootstrap",
+    )
+    with pytest.warns(bayescv.bayes.SamplingWarning) as caught:
+        fit(table, bootstrap=boot, random_state=0, ess_min=1e9)
+    assert "bootstrap" not in str(caught[0].message)  # replicates were given
+
+
+def test_cli_passes_target_accept_to_the_fit(tmp_path, capsys):
+    to_netcdf(_gamma_table(), tmp_path / "t.nc")
+    assert main(["bayes", str(tmp_path / "t.nc"), "--target-accept", "1.5"]) == 2
+    assert "--target-accept must be in (0, 1), got 1.5" in capsys.readouterr().err
+    assert main(["bayes", str(tmp_path / "t.nc"), "--target-accept", "0.9", "--format",
+                 "json"]) == 0  # fmt: skip
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["diagnostics"]["target_accept"] == 0.9

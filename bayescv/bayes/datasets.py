@@ -382,7 +382,7 @@ def compare_datasets(
         problems.append(f"{diag['divergences']} divergent transitions")
     summary.attrs["problems"] = "; ".join(problems)
     if problems:
-        from bayescv.bayes.fit import SamplingWarning
+        from bayescv.bayes._diagnostics import SamplingWarning
 
         warnings.warn(
             f"the {sampler} sampler did not converge: {summary.attrs['problems']}; the "

@@ -23,6 +23,7 @@ import xarray as xr
 
 from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
+from bayescv.bayes._diagnostics import SamplingWarning, convergence_advice, diagnose
 from bayescv.bayes._posterior import inference_data
 from bayescv.bayes._samplers import SAMPLE, check_n_jobs, resolve_sampler
 from bayescv.bayes._stats import collapse
@@ -42,21 +43,7 @@ SAMPLERS = ("pymc", "nutpie", "numpyro")
 #: (:data:`bayescv.intervals.ESTIMANDS`).
 _TARGETS = ("expected_cv", "ose", "new_source")
 
-#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets
-#: (``ose`` is ``mu0`` itself, so it is checked through it). The per-block means ``mu`` are
-#: left out: they are exact conditional draws given (ν, s, ρ), made with numpy, so their
-#: mixing is that of the checked parameters, and ArviZ's per-element r̂ and ESS would cost
-#: a third more at large K; ``expected_cv``, their weighted mean, is checked.
-_CHECKED = (
-    "mu0", "alpha", "tau", "nu", "gamma_sd", "rho", "theta", "expected_cv", "ose",
-    "new_source",
-)  # fmt: skip
-
 _LIKELIHOODS = ("auto", "binomial", "gaussian")
-
-
-class SamplingWarning(UserWarning):
-    """The sampler's diagnostics failed: r̂ too high, ESS too low or divergent transitions."""
 
 
 def fit(
@@ -118,7 +105,7 @@ def fit(
     target_accept : float, optional
         Target acceptance rate of NUTS' step-size adaptation; default 0.8, and 0.98 for the
         binomial likelihood (its non-centred block logits need the smaller steps near small
-        scales).
+        scales). The value used is recorded in ``idata.sample_stats.attrs["target_accept"]``.
     n_jobs : int, optional
         Chains run in parallel, nutpie only (default min(chains, CPUs); joblib's meaning,
         −1 for all CPUs; 0 is refused); PyMC's NUTS runs
@@ -164,7 +151,10 @@ def fit(
     Warns
     -----
     SamplingWarning
-        When r̂ exceeds `rhat_max`, an ESS is below `ess_min` or a transition diverged.
+        When r̂ exceeds `rhat_max`, an ESS is below `ess_min` or a transition diverged. For
+        a fit of one table without `bootstrap` it also says that bootstrap replicates help:
+        one table identifies only the sum of the between-block variances, and the split
+        between τ² and Γ follows the prior along a ridge that NUTS crosses slowly.
 
     Notes
     -----
@@ -267,6 +257,7 @@ def fit(
         "sampler": sampler, "sampler_requested": requested, "likelihood": "gaussian",
         "seed": seed, "scheme": stats.scheme, "replicate_kind": stats.kind,
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
+        "target_accept": float(target_accept),
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses)
 
@@ -285,7 +276,7 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
     if diag["problems"]:
         warnings.warn(
             f"the {run['sampler']} sampler did not converge: {diag['problems']}; the posterior "
-            "and its intervals are unreliable (more draws or tune, or a higher target_accept)",
+            f"and its intervals are unreliable ({convergence_advice(run)})",
             SamplingWarning,
             stacklevel=3,
         )
@@ -333,6 +324,7 @@ def _fit_binomial(
         "seed": seed, "scheme": stats.scheme,
         "replicate_kind": replicate_kind(stats),
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
+        "target_accept": float(target_accept),
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses)
 
@@ -348,57 +340,6 @@ def _check_bootstrap_matches(losses: xr.Dataset, bootstrap: xr.Dataset) -> None:
                 f"table ({mine!r}): bootstrap the same CV of the same loss (for two learners, "
                 "the table of their differences)"
             )
-
-
-def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:
-    """Convergence diagnostics of a fit: worst r̂, smallest ESS, divergences.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        A result of :func:`fit`.
-    rhat_max, ess_min : float
-        Thresholds.
-
-    Returns
-    -------
-    dict
-        ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over the parameters and targets),
-        ``divergences`` (count), ``worst`` (variable with the largest r̂) and ``problems``
-        (a string, empty when every check passes).
-    """
-    require_extra(["arviz"], "bayes", what="bayescv.bayes.diagnose")
-    az = import_quietly("arviz")
-    names = [v for v in _CHECKED if v in idata.posterior.data_vars]
-    post = idata.posterior[names]
-    rhat = az.rhat(post)
-    bulk = az.ess(post, method="bulk")
-    tail = az.ess(post, method="tail")
-    flat = lambda ds: {n: float(np.nanmax(ds[n].values)) for n in ds.data_vars}  # noqa: E731
-    low = lambda ds: {n: float(np.nanmin(ds[n].values)) for n in ds.data_vars}  # noqa: E731
-    rhats, bulks, tails = flat(rhat), low(bulk), low(tail)
-    worst = max(rhats, key=rhats.get)
-    div = int(np.asarray(idata.sample_stats["diverging"].values).sum())
-    out = {
-        "rhat_max": rhats[worst],
-        "ess_bulk_min": min(bulks.values()),
-        "ess_tail_min": min(tails.values()),
-        "divergences": div,
-        "worst": worst,
-        "rhat_threshold": rhat_max,
-        "ess_threshold": ess_min,
-    }
-    problems = []
-    if not out["rhat_max"] <= rhat_max:
-        problems.append(f"r̂ {out['rhat_max']:.3f} > {rhat_max} ({worst})")
-    if not min(out["ess_bulk_min"], out["ess_tail_min"]) >= ess_min:
-        problems.append(
-            f"ESS bulk {out['ess_bulk_min']:.0f}, tail {out['ess_tail_min']:.0f} < {ess_min:g}"
-        )
-    if div:
-        problems.append(f"{div} divergent transitions")
-    out["problems"] = "; ".join(problems)
-    return out
 
 
 def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.Dataset:

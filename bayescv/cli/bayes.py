@@ -90,6 +90,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="chains (default: 4)")
     p.add_argument(
+        "--target-accept",
+        type=float,
+        default=None,
+        help="NUTS' target acceptance rate, in (0, 1); higher means smaller steps, for a fit "
+        "that did not converge (default: 0.8, 0.98 for the binomial likelihood)",
+    )
+    p.add_argument(
         "--sampler",
         choices=["auto", "pymc", "nutpie", "numpyro"],
         default="auto",
@@ -122,6 +129,8 @@ def _run(args: argparse.Namespace) -> int:
     for name in ("draws", "tune", "chains"):
         if getattr(args, name) < 1:
             return _fail(f"--{name} must be a positive integer")
+    if args.target_accept is not None and not 0 < args.target_accept < 1:
+        return _fail(f"--target-accept must be in (0, 1), got {args.target_accept}")
     if args.plot is not None:
         problem = unwritable_dir(args.plot)
         if problem:
@@ -155,6 +164,7 @@ def _run(args: argparse.Namespace) -> int:
                 draws=args.draws,
                 tune=args.tune,
                 chains=args.chains,
+                target_accept=args.target_accept,
                 sampler=args.sampler,
                 random_state=args.random_state,
                 progress=not args.no_progress and sys.stderr.isatty(),
@@ -200,7 +210,7 @@ def _finite_or_null(value: Any) -> Any:
 def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
     keys = (
         "rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "problems", "sampler",
-        "likelihood",
+        "likelihood", "target_accept",
     )  # fmt: skip
     return {
         "n_points": int(table.sizes["obs"]),
