@@ -164,9 +164,20 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.n_replicates < 1:
             raise ValueError(f"--n-replicates must be positive, got {args.n_replicates}")
+        # before the note on the costly methods, which would announce a run that never starts
+        if not 0 < args.level < 1:
+            raise ValueError(f"--level must be a number in (0, 1), got {args.level}")
+        if not 0 <= args.random_state < 2**63:
+            raise ValueError(f"--random-state must be in [0, 2**63), got {args.random_state}")
         scenario = make_scenario(args.scenario, design=args.design, scheme=args.scheme)
         learner = None if args.learner is None else make_learner(args.learner, task=scenario.task)
-        names = args.methods if args.methods in ("all", "closed_form") else args.methods.split(",")
+        methods_arg = args.methods.strip()
+        # "a, b" as well as "a,b": a space after a comma is no part of a name
+        names = (
+            methods_arg
+            if methods_arg in ("all", "closed_form")
+            else [name.strip() for name in methods_arg.split(",")]
+        )
         methods = resolve_methods(names)
         options = check_method_options(methods, _options(args.option))
         if args.n_replicates == 1:

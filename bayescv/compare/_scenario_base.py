@@ -8,6 +8,7 @@ them from :mod:`bayescv.compare.scenarios`.
 from __future__ import annotations
 
 import dataclasses
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,15 @@ import joblib
 import numpy as np
 from sklearn.model_selection import KFold, LeaveOneGroupOut
 
-__all__ = ["DESIGNS", "TRUTHS", "Draw", "Population", "Scenario", "scenario_hash"]
+__all__ = [
+    "DESIGNS",
+    "TRUTHS",
+    "Draw",
+    "Population",
+    "Scenario",
+    "check_scenario",
+    "scenario_hash",
+]
 
 #: Sampling designs.
 DESIGNS = ("iid", "sources_fixed", "sources_redrawn")
@@ -189,6 +198,42 @@ def scenario_hash(scenario: Scenario) -> str:
         if key != "catalogue_name"  # how it was built, not what it is
     }
     return joblib.hash((type(scenario).__name__, state))
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Refuse, before any replicate runs, a scenario a study could not record or summarise.
+
+    A user's :class:`Scenario` subclass sets ``design`` and ``scheme`` itself and returns
+    :meth:`Scenario.params`, which the study stores as JSON.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario of a study.
+
+    Raises
+    ------
+    ValueError
+        For a ``design`` not in :data:`DESIGNS` or a ``scheme`` other than ``"random"`` and
+        ``"source"``.
+    TypeError
+        When ``params()`` does not return a JSON-serialisable dict.
+    """
+    kind = type(scenario).__name__
+    for name, allowed in (("design", DESIGNS), ("scheme", ("random", "source"))):
+        value = getattr(scenario, name)
+        if value not in allowed:
+            raise ValueError(f"{kind}.{name} must be one of {list(allowed)}, got {value!r}")
+    params = scenario.params()
+    if not isinstance(params, dict):
+        raise TypeError(f"{kind}.params() must return a dict, got {type(params).__name__}")
+    try:
+        json.dumps(params)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{kind}.params() must return a JSON-serialisable dict (the study records it): "
+            f"{error}; convert numpy values with .item() or .tolist()"
+        ) from None
 
 
 def _plain(value: Any) -> Any:

@@ -44,7 +44,7 @@ from tqdm.auto import tqdm
 from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
-from bayescv.compare._scenario_base import scenario_hash
+from bayescv.compare._scenario_base import check_scenario, scenario_hash
 from bayescv.compare._store import STORE_FORMAT, StudyStore, check_store_name, normalize
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
@@ -72,8 +72,7 @@ def _to_dataset(
     rm, rt, rb = ("replicate", "method_name"), ("replicate", "target"), ("replicate", "block")
     stack = lambda key: np.stack([r[key] for r in results])  # noqa: E731
     n_blocks = {len(r["block_n"]) for r in results}
-    if len(n_blocks) != 1:
-        raise ValueError(f"replicates differ in their number of CV blocks: {sorted(n_blocks)}")
+    _check_blocks(n_blocks)
     data = {name: (rm, stack(name)) for name in _PER_METHOD}
     data["flag"] = (
         rm,
@@ -104,6 +103,15 @@ def _to_dataset(
     return normalize(xr.Dataset(data, coords=coords))
 
 
+def _check_blocks(n_blocks: set[int]) -> None:
+    """Refuse replicates whose CV runs have different numbers of blocks (folds or sources)."""
+    if len(n_blocks) != 1:
+        raise ValueError(
+            f"replicates differ in their number of CV blocks: {sorted(n_blocks)}; a study "
+            "needs the same number in every replicate (draw the same number of sources)"
+        )
+
+
 def _cost(spec: _Spec, output: str) -> str:
     return next(m.cost for m in spec.methods if output in m.output_names)
 
@@ -118,6 +126,7 @@ def _concat(pieces: Sequence[xr.Dataset]) -> xr.Dataset:
         seen.update(int(i) for i in index)
         if mask.any():
             keep.append(ds.isel(replicate=np.flatnonzero(mask)) if not mask.all() else ds)
+    _check_blocks({ds.sizes["block"] for ds in keep})  # pieces written at different times
     if len(keep) == 1:
         out = keep[0]
     else:
@@ -245,10 +254,14 @@ def run_study(
     Raises
     ------
     ValueError
-        For a bad argument (a store name not ending in ``.nc`` or ``.zarr`` included),
+        For a bad argument (a store name not ending in ``.nc`` or ``.zarr`` included, a
+        scenario whose ``design`` or ``scheme`` is unknown),
         options a selected method does not take (or for a method not selected), a store
         holding a study with other settings, or an unreadable store file (the message names
         the file to delete).
+    TypeError
+        For a scenario that is not a :class:`Scenario`, or whose ``params()`` is not a
+        JSON-serialisable dict.
     bayescv.compare._store.StoreInUseError
         A :class:`RuntimeError`: another process is writing the store (the message gives
         its process id and host).
@@ -293,6 +306,7 @@ def run_study(
             f"scenario must be a Scenario or a name of bayescv.compare.SCENARIOS, got "
             f"{type(scenario).__name__}"
         )
+    check_scenario(scenario)  # a user's scenario: before any replicate runs
     if isinstance(learner, str):  # a name from the learner catalogue
         from bayescv.cv.learners import make_learner
 

@@ -27,10 +27,9 @@ import json
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
-from bayescv.compare._results import expect
+from bayescv.compare._table import summary_table
 
 __all__ = [
     "MONTE_CARLO_TARGETS",
@@ -69,7 +68,7 @@ def check_design(study: xr.Dataset) -> tuple[str, str]:
     Raises
     ------
     ValueError
-        If the replicates differ in design or CV scheme.
+        If the replicates differ in design or CV scheme, or the design is unknown.
     """
     out = []
     for name in ("design", "scheme"):
@@ -83,6 +82,11 @@ def check_design(study: xr.Dataset) -> tuple[str, str]:
                 "θ differs between CV schemes; summarise each part on its own"
             )
         out.append(str(values[0]))
+    if out[0] not in VALID_TARGETS:  # a user's scenario with a misspelt design
+        raise ValueError(
+            f"the study's design {out[0]!r} is none of {list(VALID_TARGETS)}: set the "
+            "scenario's design to one of them and run the study again"
+        )
     return out[0], out[1]
 
 
@@ -169,7 +173,8 @@ def summarize(
         Targets to cover; default every one the study and its design allow. Asking for one
         the design does not allow raises.
     truths : mapping of str to float, optional
-        Replace Monte Carlo truths by known values (say, Err from a larger run); only
+        Known values of Monte Carlo targets (say, Err from a larger run), used in place of
+        the study's estimates, or where it has none (a study run with ``truths=[]``); only
         targets of the design with one value for the whole study (not the per-replicate
         ones such as ``err_xy``), else a ValueError. A study needs at least 2 replicates.
     reference : str, default "naive_points"
@@ -205,8 +210,12 @@ def summarize(
         )
     allowed = VALID_TARGETS[design]
     mc = monte_carlo_truths(study)
+    _check_truths(study, truths or {}, design, allowed)
+    # A known value counts even when the study cannot estimate it (run with truths=[]).
     available = [
-        t for t in allowed if _truth_column(study, t) is not None or t in mc["target"].values
+        t
+        for t in allowed
+        if _truth_column(study, t) is not None or t in mc["target"].values or t in (truths or {})
     ]
     if targets is None:
         chosen = available
@@ -225,17 +234,6 @@ def summarize(
     truth_values: dict[str, float] = {
         t: float(mc["truth"].sel(target=t)) for t in mc["target"].values
     }
-    for name in truths or {}:
-        if name not in allowed:
-            raise ValueError(
-                f"truths: {name!r} is not a target of a {design!r} study (targets: "
-                f"{list(allowed)})"
-            )
-        if _truth_column(study, name) is not None:
-            raise ValueError(
-                f"truths: the study records {name!r} per replicate (each data set has its "
-                "own); only targets with one value for the whole study can be replaced"
-            )
     truth_values.update({k: float(v) for k, v in (truths or {}).items()})
     columns = []
     for t in chosen:
@@ -308,6 +306,23 @@ def summarize(
         "truths": json.dumps({k: v for k, v in truth_values.items() if k in chosen}),
     }
     return out
+
+
+def _check_truths(
+    study: xr.Dataset, truths: Mapping[str, float], design: str, allowed: Sequence[str]
+) -> None:
+    """Refuse a known truth for a target the design lacks, or one recorded per replicate."""
+    for name in truths:
+        if name not in allowed:
+            raise ValueError(
+                f"truths: {name!r} is not a target of a {design!r} study (targets: "
+                f"{list(allowed)})"
+            )
+        if _truth_column(study, name) is not None:
+            raise ValueError(
+                f"truths: the study records {name!r} per replicate (each data set has its "
+                "own); only targets with one value for the whole study can be replaced"
+            )
 
 
 def _theta_stats(study: xr.Dataset) -> dict[str, np.ndarray | float]:
@@ -408,83 +423,3 @@ def decompose(study: xr.Dataset) -> xr.Dataset:
         },
         attrs={"scheme": str(study["scheme"].values[0]), "K": int(n.size), "N": int(N)},
     )
-
-
-def _pct(value: float, se: float | None = None) -> str:
-    if not np.isfinite(value):
-        return "n/a"
-    return f"{100 * value:.1f}" + (
-        "" if se is None or not np.isfinite(se) else f" ± {100 * se:.1f}"
-    )
-
-
-def summary_table(summary: xr.Dataset) -> str:
-    """Render a summary as text: one row per method, then coverage of every target.
-
-    Parameters
-    ----------
-    summary : xarray.Dataset
-        From :func:`summarize`.
-
-    Returns
-    -------
-    str
-        Two tables: coverage, high and low miscoverage (%) of each method's declared target
-        with Monte Carlo standard errors, width ratio, θ̂ relative bias and runtime; then
-        coverage (%) of every method against every target.
-    """
-    expect(summary, "summary")
-    has_reference = summary.attrs.get("reference") in summary["method_name"].values
-    targets = summary["target"].values.tolist()
-    rows = []
-    for j, m in enumerate(summary["method_name"].values.tolist()):
-        t = str(summary["method_target"].values[j])
-        row = {"method_name": m, "target": t}
-        if t in targets:
-            k = targets.index(t)
-            for key, var in (
-                ("coverage %", "coverage"),
-                ("miss hi %", "miss_high"),
-                ("miss lo %", "miss_low"),
-            ):
-                row[key] = _pct(
-                    float(summary[var].values[j, k]), float(summary[f"{var}_se"].values[j, k])
-                )
-        else:
-            row["coverage %"] = row["miss hi %"] = row["miss lo %"] = "n/a"
-        if has_reference:
-            ratio = float(summary["width_ratio"].values[j])
-            row["width/ref"] = f"{ratio:.2f}" if np.isfinite(ratio) else "n/a"
-        else:  # the reference method was not run: absolute widths
-            width = float(summary["mean_width"].values[j])
-            row["mean width"] = f"{width:.3g}" if np.isfinite(width) else "n/a"
-        row["θ̂ rel. bias %"] = _pct(
-            float(summary["theta_rel_bias"].values[j]),
-            float(summary["theta_rel_bias_se"].values[j]),
-        )
-        row["undefined %"] = _pct(float(summary["undefined"].values[j]))
-        row["ms/rep"] = f"{1000 * float(summary['runtime_mean'].values[j]):.1f}"
-        row["cost"] = str(summary["method_cost"].values[j])
-        rows.append(row)
-    head = pd.DataFrame(rows).set_index("method_name")
-    matrix = pd.DataFrame(
-        100 * summary["coverage"].values, index=summary["method_name"].values, columns=targets
-    ).round(1)
-    a = summary.attrs
-    lines = [
-        f"{a.get('scenario', '')}: design {a['design']}, CV {a['scheme']}, "
-        f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:.0f}%, "
-        f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {float(summary['theta_true_se']):.2g}",
-        f"truths: {a['truths']}; "
-        + (
-            f"widths relative to {a['reference']}"
-            if has_reference
-            else f"mean widths ({a['reference']}, the reference, was not run)"
-        ),
-        "",
-        head.to_string(),
-        "",
-        "coverage % of every target:",
-        matrix.to_string(na_rep="n/a"),
-    ]
-    return "\n".join(lines)

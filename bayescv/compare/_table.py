@@ -1,0 +1,91 @@
+"""A study summary as text (:func:`summary_table`; imported from :mod:`bayescv.compare.summary`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescv.compare._results import expect
+
+__all__ = ["summary_table"]
+
+
+def _pct(value: float, se: float | None = None) -> str:
+    if not np.isfinite(value):
+        return "n/a"
+    return f"{100 * value:.1f}" + (
+        "" if se is None or not np.isfinite(se) else f" ± {100 * se:.1f}"
+    )
+
+
+def summary_table(summary: xr.Dataset) -> str:
+    """Render a summary as text: one row per method, then coverage of every target.
+
+    Parameters
+    ----------
+    summary : xarray.Dataset
+        From :func:`summarize`.
+
+    Returns
+    -------
+    str
+        Two tables: coverage, high and low miscoverage (%) of each method's declared target
+        with Monte Carlo standard errors, width ratio, θ̂ relative bias and runtime; then
+        coverage (%) of every method against every target.
+    """
+    expect(summary, "summary")
+    has_reference = summary.attrs.get("reference") in summary["method_name"].values
+    targets = summary["target"].values.tolist()
+    rows = []
+    for j, m in enumerate(summary["method_name"].values.tolist()):
+        t = str(summary["method_target"].values[j])
+        row = {"method_name": m, "target": t}
+        if t in targets:
+            k = targets.index(t)
+            for key, var in (
+                ("coverage %", "coverage"),
+                ("miss hi %", "miss_high"),
+                ("miss lo %", "miss_low"),
+            ):
+                row[key] = _pct(
+                    float(summary[var].values[j, k]), float(summary[f"{var}_se"].values[j, k])
+                )
+        else:
+            row["coverage %"] = row["miss hi %"] = row["miss lo %"] = "n/a"
+        if has_reference:
+            ratio = float(summary["width_ratio"].values[j])
+            row["width/ref"] = f"{ratio:.2f}" if np.isfinite(ratio) else "n/a"
+        else:  # the reference method was not run: absolute widths
+            width = float(summary["mean_width"].values[j])
+            row["mean width"] = f"{width:.3g}" if np.isfinite(width) else "n/a"
+        row["θ̂ rel. bias %"] = _pct(
+            float(summary["theta_rel_bias"].values[j]),
+            float(summary["theta_rel_bias_se"].values[j]),
+        )
+        row["undefined %"] = _pct(float(summary["undefined"].values[j]))
+        row["ms/rep"] = f"{1000 * float(summary['runtime_mean'].values[j]):.1f}"
+        row["cost"] = str(summary["method_cost"].values[j])
+        rows.append(row)
+    head = pd.DataFrame(rows).set_index("method_name")
+    matrix = pd.DataFrame(
+        100 * summary["coverage"].values, index=summary["method_name"].values, columns=targets
+    ).round(1)
+    a = summary.attrs
+    lines = [
+        f"{a.get('scenario', '')}: design {a['design']}, CV {a['scheme']}, "
+        f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:.0f}%, "
+        f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {float(summary['theta_true_se']):.2g}",
+        f"truths: {a['truths']}; "
+        + (
+            f"widths relative to {a['reference']}"
+            if has_reference
+            else f"mean widths ({a['reference']}, the reference, was not run)"
+        ),
+        "",
+        head.to_string(),
+        "",
+        "coverage % of every target:",
+        matrix.to_string(na_rep="n/a"),
+    ]
+    return "\n".join(lines)
