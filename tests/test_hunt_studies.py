@@ -164,3 +164,24 @@ def test_a_varying_number_of_sources_is_refused_with_the_way_out():
     for flush_interval in (60.0, 0.0):
         with pytest.raises(ValueError, match="draw the same number of sources"):
             run_study(VaryingSources(), flush_interval=flush_interval, **kwargs)
+
+
+class _RedrawnSources(UserScenario):
+    """Two sources redrawn per replicate, held out in turn; no new_source_error written."""
+
+    name = "user-redrawn"
+    design, scheme, n_splits = "sources_redrawn", "source", 2
+
+    def draw(self, rng):
+        draw = super().draw(rng)
+        return Draw(draw.X, draw.y, np.repeat([0, 1], self.n // 2), draw.population)
+
+
+def test_a_population_without_new_sources_names_the_truths_to_ask_for():
+    with pytest.raises(NotImplementedError, match=r"implement new_source_error.*'err_xy'"):
+        run_study(_RedrawnSources(), methods=["naive_points"], n_replicates=2, random_state=0)
+    study = run_study(
+        _RedrawnSources(), methods=["naive_points"], n_replicates=2, random_state=0,
+        truths=["err_xy", "kfold_test_error"],
+    )  # fmt: skip
+    assert study["truth"].sel(target="err_xy").notnull().all()

@@ -54,7 +54,11 @@ class Population(ABC):
 
     def new_source_error(self, model: Any, loss: Any, rng: np.random.Generator) -> float:
         """Return the expected loss of `model` on a point from a new source."""
-        raise NotImplementedError(f"{type(self).__name__} has no new sources")
+        raise NotImplementedError(
+            f"{type(self).__name__} has no new sources: implement new_source_error for the "
+            "truths ose_xy and ose_cv, or ask for others (truths=['err_xy', "
+            "'kfold_test_error'])"
+        )
 
 
 @dataclass
