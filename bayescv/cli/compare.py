@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     cols = ["method", "a", "b", "target", "estimate", "lower", "upper", "p_better",
             "p_equivalent", "p_worse", "p_value", "flag"]  # fmt: skip
     shown = frame[cols].copy()
-    if (frame["dataset"] != "").any():
+    if len(set(frame["dataset"]) - {""}) > 1:  # one data set needs no column
         shown.insert(1, "dataset", frame["dataset"])
     print(f"difference a - b of expected losses; {rows.attrs['better']}; ROPE ±{args.rope:g}")
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))

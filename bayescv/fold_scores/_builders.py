@@ -52,8 +52,9 @@ def from_cross_validate(
     Raises
     ------
     ValueError
-        When a result is not a ``cross_validate`` dict or lacks the score, the learners' fold
-        sizes differ, `runs` contradicts the results' indices, or as :func:`fold_table`.
+        When a result is not a ``cross_validate`` dict or lacks the score, a score is NaN (a
+        failed fit), the learners' test folds differ, `runs` contradicts the results'
+        indices, or as :func:`fold_table`.
 
     Examples
     --------
@@ -83,18 +84,27 @@ def from_cross_validate(
                 "use bayescv.fold_table"
             )
         if key not in res:
-            found = sorted(k for k in res if k.startswith("test_"))
-            raise ValueError(f"the result of {name!r} has no {key!r}; it has {found}")
+            raise ValueError(_missing_score(name, key, res))
         scores[str(name)] = np.asarray(res[key], dtype=float)
+        failed = np.flatnonzero(~np.isfinite(scores[str(name)])).tolist()
+        if failed:
+            raise ValueError(
+                f"the {key!r} of {name!r} is NaN or infinite on fold(s) {failed}: "
+                "cross_validate scores a failed fit as error_score (NaN by default); fix the "
+                "failing fits (cross_validate(..., error_score='raise') shows why)"
+            )
         if "indices" in res:
             te = np.array([len(t) for t in res["indices"]["test"]], dtype=float)
             tr = np.array([len(t) for t in res["indices"]["train"]], dtype=float)
             if n_test is not None and not (
-                np.array_equal(te, n_test) and np.array_equal(tr, n_train)
+                np.array_equal(te, n_test)
+                and np.array_equal(tr, n_train)
+                and _same_sets(res["indices"]["test"], test_sets)
             ):
                 raise ValueError(
-                    f"the fold sizes of {name!r} differ from the other learners': the learners "
-                    "must be run on the same splits"
+                    f"the test folds of {name!r} differ from the other learners': run every "
+                    "learner on the same splits (the same cv object with a fixed random_state, "
+                    "or a list of folds)"
                 )
             n_test, n_train = te, tr
             test_sets = res["indices"]["test"]
@@ -111,6 +121,28 @@ def from_cross_validate(
         scores, runs=runs, n_test=n_test, n_train=n_train,
         greater_is_better=greater_is_better, metric=metric,
     )  # fmt: skip
+
+
+def _missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:
+    """Return the message for a result without `key`, with the `scoring` that reads it."""
+    found = sorted(k for k in res if k.startswith("test_"))
+    if not found:
+        way = f"it has only {sorted(res)}, no test scores"
+    elif key == "test_score":  # several scorers: their scores are test_<name>
+        way = "pass scoring=" + " or ".join(repr(k[5:]) for k in found)
+    elif found == ["test_score"]:  # one scorer: its score is test_score, whatever the scorer
+        way = "cross_validate names a single scorer's score 'test_score': leave scoring out"
+    else:
+        way = f"it has {found}"
+    return f"the result of {name!r} has no {key!r}: {way}"
+
+
+def _same_sets(sets: Sequence[Any], others: Sequence[Any]) -> bool:
+    """Whether two lists of test sets hold the same points, fold by fold (order within a fold free)."""
+    return len(sets) == len(others) and all(
+        np.array_equal(np.sort(np.ravel(s)), np.sort(np.ravel(o)))
+        for s, o in zip(sets, others, strict=True)
+    )
 
 
 def _repeated_partitions(test_sets: Sequence[Any]) -> int | None:
@@ -172,7 +204,8 @@ def from_long_frame(
     Raises
     ------
     ValueError
-        For missing columns, duplicated or missing (data set, learner, run, fold) cells, or as
+        For missing columns, duplicated or missing (data set, learner, run, fold) cells, NaN
+        scores, fold sizes that differ between the learners of a fold, or as
         :func:`fold_table`.
 
     Examples
@@ -199,14 +232,24 @@ def from_long_frame(
         raise ValueError(
             f"duplicated (data set, learner, repetition, fold) rows: {df[df.duplicated(keys)][keys].head(3).values.tolist()}"
         )
+    values = df[score].astype(float)
+    if not np.isfinite(values).all():
+        bad = df.loc[~np.isfinite(values), keys].head(3).values.tolist()
+        raise ValueError(
+            f"{int((~np.isfinite(values)).sum())} rows have a NaN or infinite {score!r}, for "
+            f"example {bad} (data set, learner, repetition, fold): fix or remove the failed "
+            "runs (every learner needs a score on every fold of every data set)"
+        )
     cube = df.set_index(keys)[score].astype(float).to_xarray()
     if cube.isnull().any():
         empty = cube.isnull().to_series()
         first = [list(k) for k in empty[empty].index[:3]]
+        # Fold labels that run on across repetitions give each run folds the others lack.
+        runs_on = df.groupby("_repetition")[fold].agg(frozenset).nunique() > 1
         hint = (
             "; fold labels must restart in every repetition (0..K−1 in each run), not run on "
             "across runs"
-            if repetition is not None and repetition in frame.columns
+            if runs_on
             else ""
         )
         raise ValueError(
@@ -223,6 +266,11 @@ def from_long_frame(
         if col is None:
             sizes[name] = None
             continue
+        if (df.groupby(["_dataset", "_repetition", fold])[col].nunique() > 1).any():
+            raise ValueError(
+                f"the learners' {col!r} differ on some fold: the learners of a data set must "
+                "share its splits"
+            )
         first = df[df[learner] == order[learner][0]].set_index(["_dataset", "_repetition", fold])
         arr = first[col].astype(float).to_xarray().sel(_dataset=order["_dataset"])
         sizes[name] = arr.values.reshape(arr.shape[0], -1)
@@ -262,7 +310,8 @@ def from_loss_tables(
     Raises
     ------
     ValueError
-        For tables whose blocks or sizes differ, bootstrap or independent replicates.
+        For tables whose losses (``loss_name``), blocks, points per block or sizes differ,
+        bootstrap or independent replicates.
 
     Examples
     --------
@@ -282,6 +331,7 @@ def from_loss_tables(
     means, sizes = [], None
     for t in tables:
         validate(t)
+        _check_same_splits(tables[0], t)
         kind = t.attrs.get("replicate_kind") if "replicate" in t.dims else None
         if kind not in (None, "repeat"):
             raise ValueError(
@@ -309,3 +359,32 @@ def from_loss_tables(
         n_test=sizes.ravel(), n_train=(n_total - sizes).ravel(), greater_is_better=False,
         metric=tables[0].attrs.get("loss_name", "loss"),
     )  # fmt: skip
+
+
+def _check_same_splits(first: xr.Dataset, table: xr.Dataset) -> None:
+    """Refuse a loss table whose loss or fold of some point differs from the first table's.
+
+    Equal block sizes are not enough: two shuffled K-fold runs with different seeds have them
+    too, and their fold means are not paired. The check is on each point's (run, ``index``,
+    ``block``), whatever the order of the rows; tables without ``index`` are checked on sizes.
+    """
+    names = [t.attrs.get("loss_name") for t in (first, table)]
+    if None not in names and names[0] != names[1]:
+        raise ValueError(
+            f"the tables hold different losses ({names[0]!r} and {names[1]!r}): compare "
+            "learners on the same loss"
+        )
+    if "index" not in first.coords or "index" not in table.coords:
+        return
+    points = []
+    for t in (first, table):
+        index = np.atleast_2d(t["index"].values)
+        run = np.broadcast_to(np.arange(index.shape[0])[:, None], index.shape)
+        order = np.lexsort((index.ravel(), run.ravel()))
+        points.append((index.ravel()[order], np.atleast_2d(t["block"].values).ravel()[order]))
+    (index_a, block_a), (index_b, block_b) = points
+    if not (np.array_equal(index_a, index_b) and np.array_equal(block_a, block_b)):
+        raise ValueError(
+            "the tables' folds hold different points: learners must share their CV splits "
+            "(the same cv object with a fixed random_state, or a list of folds)"
+        )

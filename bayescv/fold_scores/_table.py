@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 __all__ = [
@@ -81,7 +82,8 @@ def fold_table(
         Shape (J,) for one learner on one data set, (L, J) for L learners, or (D, L, J) for D
         data sets; J = runs · K values per learner, run after run (as scikit-learn's repeated
         splitters yield them). A mapping ``{learner: array of shape (J,) or (D, J)}`` names the
-        learners.
+        learners, and so does a :class:`pandas.DataFrame` of shape (J, L): a column per
+        learner, a row per fold (not the (L, J) of an array).
     runs : int, default 1
         Number of CV repetitions in the J values.
     learners, datasets : sequence of str, optional
@@ -105,7 +107,8 @@ def fold_table(
     ------
     ValueError
         For NaN or infinite scores, fewer than two folds per run, J not divisible by `runs`,
-        mismatched shapes, sizes below 1, or an unknown direction.
+        mismatched shapes, sizes below 1, an unknown direction, or positive scores under the
+        name of a scikit-learn ``neg_*`` scorer (whose values are <= 0).
 
     Examples
     --------
@@ -114,6 +117,8 @@ def fold_table(
     (2, -0.85)
     """
     metric, greater = _direction(metric, greater_is_better)
+    if isinstance(scores, pd.DataFrame):  # a column per learner, a row per fold
+        scores = {c: scores[c].to_numpy() for c in scores.columns}
     if isinstance(scores, Mapping):
         learners = [str(k) for k in scores] if learners is None else learners
         arrays = [np.asarray(v, dtype=float) for v in scores.values()]
@@ -131,6 +136,13 @@ def fold_table(
             raise ValueError(f"scores must have 1, 2 or 3 dimensions, got shape {values.shape}")
     if not np.isfinite(values).all():
         raise ValueError("scores contain NaN or infinite values")
+    if greater_is_better is None and metric.startswith("neg_") and (values > 0).any():
+        # The scorer negates an error, so its values are <= 0: positive ones are the error
+        # itself, and reading them as greater-is-better would turn "better" around.
+        raise ValueError(
+            f"scores named {metric!r} are negated errors (<= 0), but some are positive: for "
+            f"the error itself pass greater_is_better=False (and metric={metric[4:]!r})"
+        )
     n_data, n_learners, J = values.shape
     runs = int(runs)
     if runs < 1 or J % runs:

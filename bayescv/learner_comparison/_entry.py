@@ -75,6 +75,11 @@ def _row(**values: Any) -> dict[str, Any]:
 def _as_inputs(data: Any, learners: Sequence[str] | None):
     """(fold table, point tables or None) from whatever the user passed."""
     if is_fold_table(data):
+        if learners is not None:  # it would be ignored: the table names its learners
+            raise ValueError(
+                "learners= names the tables of a list or mapping; a fold-score table carries "
+                "its learners' names (choose some with table.sel(learner=[...]))"
+            )
         return data, None
     if isinstance(data, Mapping):
         names = [str(k) for k in data] if learners is None else list(learners)
@@ -87,16 +92,31 @@ def _as_inputs(data: Any, learners: Sequence[str] | None):
     else:
         raise TypeError(
             "expected a fold-score table, or a mapping {learner: loss table} / a list of loss "
-            f"tables, got {type(data).__name__}"
+            f"tables, got {type(data).__name__}; build a fold-score table from arrays or a "
+            "DataFrame of fold scores with bayescv.fold_table or bayescv.from_long_frame"
         )
     if len(tables) < 2:
         raise ValueError("a comparison needs at least two learners")
     if len(names) != len(tables):
         raise ValueError(f"{len(names)} learner names for {len(tables)} tables")
-    for t in tables:
+    for name, t in zip(names, tables, strict=True):
+        if not isinstance(t, xr.Dataset):
+            raise TypeError(_not_a_table(name, t))
         validate(t)
     points = dict(zip(names, tables, strict=True))
     return from_loss_tables(points), points
+
+
+def _not_a_table(name: str, value: Any) -> str:
+    """Return the way to a table, for a learner's value that is not one."""
+    if isinstance(value, Mapping) and any(str(k).startswith("test_") for k in value):
+        build = "bayescv.from_cross_validate(results) turns cross_validate results into one"
+    else:
+        build = "bayescv.fold_table builds one from arrays of fold scores"
+    return (
+        f"learner {name!r} is a {type(value).__name__}, not a loss table: compare_learners "
+        f"takes a fold-score table or per-point loss tables, and {build}"
+    )
 
 
 #: Fold-level methods whose correlation ρ = n_test/n_train is that of random K-fold CV; on
@@ -324,7 +344,7 @@ def compare_learners(
         DataFrame, an array of fold scores), or per-point loss tables of the learners on the
         same splits, as ``{name: table}`` or a list (then named `learners` or A, B, …).
     learners : sequence of str, optional
-        Names for a list of tables.
+        Names for a list of tables (refused with a fold-score table, which names its own).
     pairs : sequence of (str, str), optional
         Which pairs to compare (first minus second). Default: the first learner against each
         of the others.
