@@ -187,6 +187,7 @@ def log_bounds(
     variance: Any,
     *,
     level: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Transformed-scale interval for a positive mean: μ̂ · exp(± z · sqrt(θ̂) / μ̂).
 
@@ -202,6 +203,8 @@ def log_bounds(
         Estimated variances θ̂ of μ̂.
     level : float, default 0.95
         Nominal coverage.
+    bounds : (float, float), optional
+        The range of the losses; a bound outside it is moved onto it, as by :func:`normal_bounds`.
 
     Returns
     -------
@@ -222,11 +225,12 @@ def log_bounds(
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         log_mu = np.log(np.where(mu > 0, mu, np.nan))
-        se, lower, upper, flag = normal_bounds(log_mu, theta / mu**2, level=level)
-    flag = np.where((mu <= 0) & (flag == ""), "undefined_estimate", flag)
-    bad = np.isin(flag, ("", "zero_variance"), invert=True)
+        # Truncated on the log scale (log 0 = -inf), as exp is monotone; flagged rows get NaN.
+        logs = None if bounds is None else np.log(np.maximum(bounds, 0.0))
+        se, lower, upper, flag = normal_bounds(log_mu, theta / mu**2, level=level, bounds=logs)
+    flag = np.where(mu <= 0, "undefined_estimate", flag)  # not what θ̂/μ̂² became (inf, 0/0)
     se = np.sqrt(np.where(theta < 0, np.nan, theta))
-    return se, np.where(bad, np.nan, np.exp(lower)), np.where(bad, np.nan, np.exp(upper)), flag
+    return se, np.exp(lower), np.exp(upper), flag
 
 
 def score_bounds(

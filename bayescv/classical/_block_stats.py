@@ -132,6 +132,42 @@ def require_equal(stats: BlockStats, name: str) -> None:
         )
 
 
+def size_range(stats: BlockStats) -> str:
+    """Say the block sizes in words for a message: ``"7 to 9 points"`` (or ``"7 points"``)."""
+    present = stats.n[stats.present]
+    low, high = int(present.min()), int(present.max())
+    return f"{low} points" if low == high else f"{low} to {high} points"
+
+
+def unequal_sizes_note(names: list[str], stats: BlockStats, how: str) -> str:
+    """One line: which equal-size estimators gave nothing, why, and the way out.
+
+    Parameters
+    ----------
+    names : list of str
+        The estimators that need equal block sizes and got none (empty: no note).
+    stats : BlockStats
+        The table's statistics, for the sizes.
+    how : str
+        How to ask for the weighted extensions, e.g. ``"cv_intervals(losses, [...])"``.
+
+    Returns
+    -------
+    str
+        The note, or ``""`` when `names` is empty.
+    """
+    if not names:
+        return ""
+    verb = "needs" if len(names) == 1 else "need"
+    return (
+        f"{', '.join(names)} {verb} equal block sizes and the blocks hold "
+        f"{size_range(stats)}, so they give no variance estimate and no interval (flag "
+        "'unequal_block_sizes'); "
+        f"theta_A_weighted and theta_B_weighted allow any sizes ({how}), as do the naive "
+        "and Bayle methods"
+    )
+
+
 def centred_moments(stats: BlockStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """s1 − m², s2 − m², s3 − m² (equal sizes), exact in centred form."""
     M, K = stats.M, stats.K

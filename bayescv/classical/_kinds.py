@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from bayescv.losses import is_binary, loss_range
+from bayescv.losses import effective_range, is_binary, loss_range
 
 __all__ = ["KINDS", "resolve_kind"]
 
@@ -37,7 +37,8 @@ def resolve_kind(kind: str, losses: xr.Dataset) -> str:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind == "auto":
         return "score" if is_binary(losses) else "normal"
-    if kind == "log" and loss_range(losses)[0] < 0:
+    # A 0-1 table is in [0, 1] whether or not it declares a range (effective_range).
+    if kind == "log" and effective_range(losses)[0] < 0:
         raise ValueError(
             "kind='log' is for losses that are at least 0; this table's loss range starts at "
             f"{loss_range(losses)[0]} (declare it with loss_range= if the losses are positive)"

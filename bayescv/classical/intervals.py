@@ -38,7 +38,12 @@ import numpy as np
 import xarray as xr
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
-from bayescv.classical._block_stats import BlockStats, block_stats
+from bayescv.classical._block_stats import (
+    BlockStats,
+    block_stats,
+    size_range,
+    unequal_sizes_note,
+)
 from bayescv.classical._kinds import resolve_kind
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.intervals import (
@@ -124,7 +129,7 @@ def _evaluate(stats: BlockStats, names: Sequence[str]) -> tuple[np.ndarray, list
     for j, name in enumerate(names):
         spec = ESTIMATORS[name]
         if spec.equal_sizes and not equal:
-            notes[j] = f"{name} needs equal block sizes; the blocks differ in size"
+            notes[j] = f"{name} needs equal block sizes; the blocks hold {size_range(stats)}"
             continue
         values[:, j] = spec.func(stats)
     return values, notes
@@ -277,7 +282,10 @@ def cv_intervals(
     xarray.Dataset
         The interval Dataset of :mod:`bayescv.intervals`, with variables ``theta`` (θ̂) and
         ``df`` (degrees of freedom used; inf for normal quantiles) and ``target`` per
-        method (see the module docs).
+        method (see the module docs). When blocks differ in size, the methods that need
+        equal sizes (θ_1…θ_5, θ^ω, θ^γ, θ_A, θ_B; kept so that the rows are the same for
+        every table) are NaN, flagged ``"unequal_block_sizes"``, and ``attrs["note"]`` says
+        in one line which they are, the sizes, and which methods allow unequal sizes.
 
     Examples
     --------
@@ -330,7 +338,9 @@ def cv_intervals(
         variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
     kind = resolve_kind(kind, losses)
     if kind == "log":
-        se, lower, upper, bound_flags = log_bounds(estimate, variance, level=level)
+        se, lower, upper, bound_flags = log_bounds(
+            estimate, variance, level=level, bounds=effective_range(losses)
+        )
     elif kind == "score":
         n_points = np.repeat(stats.N[:, None], len(names), axis=1)
         if replicate_kind == "repeat":
@@ -361,6 +371,10 @@ def cv_intervals(
         coords={"replicate": losses["replicate"].values} if replicated else None,
         attrs={"scheme": scheme, **({"replicate_kind": replicate_kind} if replicate_kind else {})},
     )  # fmt: skip
+    unequal = [name for name, note in zip(per_run, notes, strict=True) if note]
+    how = "cv_intervals(losses, ['theta_A_weighted', 'theta_B_weighted'])"
+    if unequal:
+        ds.attrs["note"] = unequal_sizes_note(unequal, stats, how)
     dims = ("replicate", "method_name") if replicated else ("method_name",)
     ds = ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
     if "loss" not in losses.data_vars:  # block moments: no tail to look at

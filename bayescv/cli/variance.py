@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescv.cli._checks import add_loss_range
+from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
 
@@ -25,6 +27,8 @@ _JSON_THETAS = (
     "theta_A", "theta_B", "theta_A_weighted", "theta_B_weighted", "theta_omega", "theta_gamma",
 )  # fmt: skip
 _WEIGHTED = ("theta_A_weighted", "theta_B_weighted")
+#: How to ask for the θ_A, θ_B that allow unequal block sizes.
+_WEIGHTED_OPTION = "--methods theta_A_weighted,theta_B_weighted"
 #: Interval kinds of ``--kind``; ``log`` only for one table (differences can be negative).
 _KINDS = ("auto", "score", "normal", "t", "log")
 
@@ -86,9 +90,10 @@ def _fail(message: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from bayescv.classical import block_stats, cv_intervals, variance_estimates
+    from bayescv.classical._block_stats import unequal_sizes_note
     from bayescv.classical.paired import paired_comparison
     from bayescv.classical.quadratic import gs_moments
-    from bayescv.losses import loss_range
+    from bayescv.losses import effective_range
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:
@@ -106,31 +111,73 @@ def _run(args: argparse.Namespace) -> int:
     try:
         tables = [_read(path, args) for path in args.files]
         if args.paired:
-            result = paired_comparison(
-                *tables, methods, level=args.level, kind=args.kind, alternative=args.alternative
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", HeavyTailWarning)
+                result = paired_comparison(
+                    *tables, methods, level=args.level, kind=args.kind,
+                    alternative=args.alternative,
+                )  # fmt: skip
+            said = [*_unequal_note(result, block_stats(tables[0])), *_tail_lines(caught)]
+            print(
+                _paired_json(result, said)
+                if args.format == "json"
+                else _paired_table(result, said)
             )
-            print(_paired_json(result) if args.format == "json" else _paired_table(result))
             return 0
         table = tables[0]
-        if args.kind == "log" and loss_range(table)[0] < 0:
+        if args.kind == "log" and effective_range(table)[0] < 0:
             return _fail(
                 f"--kind log is for losses that are at least 0, and {args.files[0]} declares "
                 "no such range; give --loss-range 0,inf if its losses are never negative"
             )
         stats = block_stats(table)
         estimates = variance_estimates(table)
-        intervals = cv_intervals(table, methods, level=args.level, kind=args.kind)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", HeavyTailWarning)
+            intervals = cv_intervals(table, methods, level=args.level, kind=args.kind)
         moments = gs_moments(stats)
     except (ValueError, TypeError, OSError) as error:
         return _fail(str(error).splitlines()[0])
     summary = _summary(table, estimates, moments, intervals)
+    notes = estimates["note"].to_series()
+    unequal = [str(name) for name, note in notes.items() if note]
+    # One line naming them all, the sizes and the way out (the JSON also keeps one per θ).
+    note = unequal_sizes_note(unequal, stats, _WEIGHTED_OPTION)
+    summary["warnings"] += _tail_lines(caught)
     if args.format == "json":
+        summary["warnings"] = [note, *summary["warnings"]] if note else summary["warnings"]
         print(json.dumps(summary, indent=2))
     else:
-        notes = estimates["note"].to_series()
-        unequal = [str(name) for name, note in notes.items() if note]
-        print(_table(summary, intervals, unequal))
+        print(_table(summary, intervals, unequal, note))
     return 0
+
+
+def _tail_lines(caught: list) -> list[str]:
+    """Turn heavy-tail warnings into lines of the output, with the CLI's options as advice.
+
+    Every interval row is flagged; said once here rather than once per row.
+    """
+    from bayescv.tails import LOG_INTERVAL_ADVICE
+
+    advice = "Use --methods theta_B_weighted --kind log (docs, 'When normal intervals fail')"
+    return [
+        str(w.message).replace(LOG_INTERVAL_ADVICE, advice)
+        for w in caught
+        if issubclass(w.category, HeavyTailWarning)
+    ]
+
+
+def _unequal_note(result: xr.Dataset, stats: Any) -> list[str]:
+    """Say in one line which paired rows unequal block sizes left without an interval."""
+    from bayescv.classical._block_stats import unequal_sizes_note
+
+    names = [
+        str(m)
+        for m, f in zip(result["method_name"].values, result["flag"].values, strict=True)
+        if "unequal_block_sizes" in str(f)
+    ]
+    note = unequal_sizes_note(names, stats, _WEIGHTED_OPTION)
+    return [note] if note else []
 
 
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
@@ -188,30 +235,43 @@ def _summary(table, estimates, moments, intervals) -> dict:
             },
         }
     )
-    warnings = [str(note) for note in estimates["note"].values if note]
+    said = [str(note) for note in estimates["note"].values if note]
+    said += _row_warnings(intervals)
+    summary["warnings"] = said
+    return summary
+
+
+#: Flags said once for the whole table (the unequal-sizes note, the heavy-tail line), not per row.
+_SAID_ONCE = {"unequal_block_sizes", "heavy_tail", "very_heavy_tail"}
+
+
+def _row_warnings(intervals: xr.Dataset) -> list[str]:
+    """One line per row whose flag says more than what is said once for the whole table."""
+    lines = []
     for m, flag, lower in zip(
         intervals["method_name"].values,
         intervals["flag"].values,
         intervals["lower"].values,
         strict=True,
     ):
-        if flag and flag != "unequal_block_sizes":
-            text = flag.replace("_", " ").replace(",", ", ")
-            warnings.append(f"{m}: {text}" + ("" if np.isfinite(lower) else ", no interval"))
-    summary["warnings"] = warnings
-    return summary
+        rest = [f.replace("_", " ") for f in str(flag).split(",") if f and f not in _SAID_ONCE]
+        if rest:
+            lines.append(
+                f"{m}: {', '.join(rest)}" + ("" if np.isfinite(lower) else ", no interval")
+            )
+    return lines
 
 
 def _sizes(table: xr.Dataset) -> np.ndarray:
     return pd.Series(table["block"].values).value_counts().to_numpy()
 
 
-def _table(summary: dict, intervals: xr.Dataset, unequal: list[str]) -> str:
+def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str = "") -> str:
     """Format the summary as text; `unequal` names the θ's that need equal block sizes.
 
     When it is not empty (the blocks differ in size), those θ's are left out of the rows and
-    named in one warning (the JSON keeps them as null, with a warning each); the weighted θ_A
-    and θ_B are shown only then (for equal sizes they equal θ_A and θ_B).
+    named in one warning, `note` (the JSON keeps them as null, with a warning each); the
+    weighted θ_A and θ_B are shown only then (for equal sizes they equal θ_A and θ_B).
     """
     head = (
         f"N = {summary['N']} losses in K = {summary['K']} blocks"
@@ -237,16 +297,14 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str]) -> str:
     ]
     notes = [f"{name} needs equal block sizes" for name in unequal]
     warnings = [w for w in summary["warnings"] if not w.startswith(tuple(notes))]
-    if unequal:
-        warnings.insert(
-            0, f"{', '.join(unequal)} need equal block sizes; the blocks differ in size"
-        )
+    if note:
+        warnings.insert(0, note)
     if warnings:
         parts += ["", "warnings:", *(f"  - {w}" for w in warnings)]
     return "\n".join(parts)
 
 
-def _paired_json(result: xr.Dataset) -> str:
+def _paired_json(result: xr.Dataset, said: list[str]) -> str:
     methods = result["method_name"].values
     out = {
         "difference": "A - B",
@@ -266,16 +324,19 @@ def _paired_json(result: xr.Dataset) -> str:
             }
             for m in methods
         },
+        "warnings": [*said, *_row_warnings(result)],
     }
     return json.dumps(out, indent=2)
 
 
-def _paired_table(result: xr.Dataset) -> str:
+def _paired_table(result: xr.Dataset, said: list[str]) -> str:
     frame = result[["estimate", "lower", "upper", "statistic", "p_value", "flag"]].to_dataframe()
-    return "\n".join(
-        [
-            f"paired comparison, loss difference A - B ({result.attrs['alternative']} test; "
-            f"{result.attrs.get('kind', '')} intervals)",
-            frame.to_string(float_format=lambda v: f"{v:.6g}"),
-        ]
-    )
+    parts = [
+        f"paired comparison, loss difference A - B ({result.attrs['alternative']} test; "
+        f"{result.attrs.get('kind', '')} intervals)",
+        frame.to_string(float_format=lambda v: f"{v:.6g}"),
+    ]
+    said = [*said, *_row_warnings(result)]
+    if said:
+        parts += ["", "warnings:", *(f"  - {w}" for w in said)]
+    return "\n".join(parts)

@@ -35,7 +35,10 @@ def from_frame(
     loss, block : str
         Names of the loss and block-label columns.
     source, index : str, optional
-        Names of the source-label and original-row columns.
+        Names of the source-label and original-row columns. Without `index`, the frame's
+        own index gives the rows when it holds distinct integers ≥ 0 in each run (a frame
+        filtered from your data keeps its row labels); else the rows are numbered 0, 1, ...,
+        in each run (concatenated per-fold frames, whose labels repeat, included).
     replicate : str, optional
         Name of a column numbering CV runs; each run must have the same number of rows.
         Its sorted distinct values become the ``replicate`` coordinate.
@@ -87,20 +90,25 @@ def from_frame(
             )
     if frame.empty:
         raise ValueError("empty input: the frame has no rows")
+    rows = _own_rows(frame) if index is None else None
     if replicate is None:
         get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
     else:
-        frame = frame.sort_values(replicate, kind="stable")
+        frame = frame.reset_index(drop=True).sort_values(replicate, kind="stable")
+        rows = None if rows is None else rows[frame.index.to_numpy()]  # the same order
         counts = frame[replicate].value_counts(sort=False)
         if counts.nunique() != 1:
             raise ValueError(f"mismatched lengths: replicates have {sorted(set(counts))} rows")
         n_rep = counts.size
         get = lambda c: None if c is None else frame[c].to_numpy().reshape(n_rep, -1)  # noqa: E731
+        rows = None if rows is None else rows.reshape(n_rep, -1)
+    if rows is not None and any(np.unique(r).size < r.size for r in np.atleast_2d(rows)):
+        rows = None  # concatenated per-fold frames repeat their labels: not row numbers
     table = from_arrays(
         get(loss),
         get(block),
         source=get(source),
-        index=get(index),
+        index=get(index) if index is not None else rows,
         scheme=scheme,
         replicate_kind=replicate_kind,
         loss_name=loss_name or loss,
@@ -109,6 +117,15 @@ def from_frame(
         # Keep the run labels of the frame (sorted), not 0..R-1: to_frame/from_frame is lossless.
         table = table.assign_coords(replicate=pd.unique(frame[replicate].to_numpy()))
     return table
+
+
+def _own_rows(frame: pd.DataFrame) -> np.ndarray | None:
+    """Return the frame's index as row numbers when it holds integers, else None."""
+    own = frame.index
+    if own.nlevels > 1 or own.dtype.kind not in "iu" or own.equals(pd.RangeIndex(len(own))):
+        return None  # a default index is the positions already; labels are not row numbers
+    rows = own.to_numpy()
+    return rows if rows.min() >= 0 else None
 
 
 def to_frame(table: xr.Dataset) -> pd.DataFrame:
