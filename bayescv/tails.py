@@ -74,10 +74,10 @@ class HeavyTailWarning(UserWarning):
 
 def _khat(values: np.ndarray) -> tuple[float, int]:
     """ArviZ's k̂ of the upper tail of `values`, and the number of tail points it used."""
-    az = import_quietly("arviz")
     s = values.size
     if s < MIN_TAIL_POINTS or np.ptp(values) == 0:
         return float("nan"), 0
+    az = import_quietly("arviz")  # seconds on a first import: only when k̂ is computed
     tail = int(np.ceil(min(s / 5.0, 3.0 * np.sqrt(s))))
     shifted = values - values.min() + np.finfo(float).tiny
     # ArviZ's profile-likelihood weights exp(L_j − L_i) overflow to inf for grid points far

@@ -5,6 +5,9 @@ reference value says where it comes from.
 """
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -186,3 +189,36 @@ def test_from_frame_keeps_the_rows_of_each_run_of_a_stacked_frame():
     expected = [100, 102, 104, 101, 103, 105]
     np.testing.assert_array_equal(table["index"].values, [expected, expected])
     np.testing.assert_array_equal(table["loss"].values[0], [6, 8, 10, 7, 9, 11])  # run 0
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_cli_stops_quietly_when_its_reader_goes_away(tmp_path, paired):
+    # `bayescv variance --paired a.csv b.csv | head`: the closed pipe made the CLI print
+    # "error: [Errno 32] Broken pipe" (the table was printed inside its OSError handler).
+    rng = np.random.default_rng(0)
+    paths = []
+    for name in "ab":
+        paths.append(str(tmp_path / f"{name}.csv"))
+        bayescv.to_csv(from_arrays(rng.exponential(size=60), np.arange(60) % 3), paths[-1])
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write: EPIPE, deterministically
+    args = ["variance", "--paired", *paths] if paired else ["variance", paths[0]]
+    done = subprocess.run(
+        [sys.executable, "-m", "bayescv", *args], stdout=write, stderr=subprocess.PIPE, text=True
+    )
+    os.close(write)
+    assert done.returncode == 1  # main()'s BrokenPipeError exit, not the 2 of an error
+    assert done.stderr == ""
+
+
+def test_small_tables_do_not_import_arviz_for_a_tail_they_cannot_estimate():
+    # k̂ needs 200 losses (bayescv.tails.MIN_TAIL_POINTS); below that ArviZ's import (seconds
+    # on a first import) bought nothing.
+    code = (
+        "import sys, numpy as np, bayescv\n"
+        "t = bayescv.from_arrays(np.arange(1.0, 61.0), np.arange(60) % 3)\n"
+        "bayescv.cv_intervals(t)\n"
+        "print('arviz' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -118,26 +118,27 @@ def _run(args: argparse.Namespace) -> int:
                     alternative=args.alternative,
                 )  # fmt: skip
             said = [*_unequal_note(result, block_stats(tables[0])), *_tail_lines(caught)]
-            print(
-                _paired_json(result, said)
-                if args.format == "json"
-                else _paired_table(result, said)
-            )
-            return 0
-        table = tables[0]
-        if args.kind == "log" and effective_range(table)[0] < 0:
-            return _fail(
-                f"--kind log is for losses that are at least 0, and {args.files[0]} declares "
-                "no such range; give --loss-range 0,inf if its losses are never negative"
-            )
-        stats = block_stats(table)
-        estimates = variance_estimates(table)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", HeavyTailWarning)
-            intervals = cv_intervals(table, methods, level=args.level, kind=args.kind)
-        moments = gs_moments(stats)
+        else:
+            table = tables[0]
+            if args.kind == "log" and effective_range(table)[0] < 0:
+                return _fail(
+                    f"--kind log is for losses that are at least 0, and {args.files[0]} "
+                    "declares no such range; give --loss-range 0,inf if its losses are never "
+                    "negative"
+                )
+            stats = block_stats(table)
+            estimates = variance_estimates(table)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", HeavyTailWarning)
+                intervals = cv_intervals(table, methods, level=args.level, kind=args.kind)
+            moments = gs_moments(stats)
     except (ValueError, TypeError, OSError) as error:
         return _fail(str(error).splitlines()[0])
+    # Printed outside the try: a reader that goes away (`| head`) raises BrokenPipeError, an
+    # OSError that main() handles, not a failure to read the tables.
+    if args.paired:
+        print(_paired_json(result, said) if args.format == "json" else _paired_table(result, said))
+        return 0
     summary = _summary(table, estimates, moments, intervals)
     notes = estimates["note"].to_series()
     unequal = [str(name) for name, note in notes.items() if note]
