@@ -222,3 +222,19 @@ def test_small_tables_do_not_import_arviz_for_a_tail_they_cannot_estimate():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_csv_of_bool_losses_as_pandas_writes_them_is_read_as_0_and_1(tmp_path):
+    wrong = np.arange(40) % 7 == 0  # six errors in 40 points
+    frame = pd.DataFrame({"loss": wrong, "block": np.arange(40) % 4})
+    frame.to_csv(tmp_path / "bool.csv", index=False)  # writes True / False
+    table = bayescv.read_csv(tmp_path / "bool.csv")
+    # identity: the same losses given as a bool array, which from_arrays reads as 1 and 0
+    expected = from_arrays(wrong, frame["block"].to_numpy())
+    np.testing.assert_array_equal(np.sort(table["loss"].values), np.sort(expected["loss"].values))
+    assert float(table["loss"].mean()) == 6 / 40
+    frame.assign(loss=frame["loss"].astype(object).where(frame.index != 3, 0.5)).to_csv(
+        tmp_path / "mixed.csv", index=False
+    )
+    with pytest.raises(ValueError, match=r"non-numeric loss 'True'"):
+        bayescv.read_csv(tmp_path / "mixed.csv")

@@ -65,6 +65,12 @@ def check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str
 
 def parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
     values = text.to_numpy()
+    words = pd.Series(values).astype(str).str.strip()
+    if words.isin(["True", "False"]).all():
+        # A bool column as pandas writes it (0-1 losses kept as bools): 1 for True, as
+        # from_arrays reads bool losses. Only a whole column of them: a stray "True" among
+        # numbers is more likely a mistake, and is refused below.
+        return (words == "True").to_numpy(dtype=float)
     try:
         return np.asarray(values, dtype=float)
     except ValueError:

@@ -65,7 +65,8 @@ def read_csv(path: str | PathLike[str]) -> xr.Dataset:
 
     A file without the bayescv header line is read as a plain long-format CSV with columns
     ``block``, ``loss`` and optionally ``source``, ``index`` and ``replicate``; use
-    :func:`read_table` or :func:`from_frame` for other column names.
+    :func:`read_table` or :func:`from_frame` for other column names. A loss column of
+    ``True``/``False`` only (a bool column as pandas writes it) is read as 1/0.
 
     Parameters
     ----------
