@@ -185,3 +185,15 @@ def test_a_population_without_new_sources_names_the_truths_to_ask_for():
         truths=["err_xy", "kfold_test_error"],
     )  # fmt: skip
     assert study["truth"].sel(target="err_xy").notnull().all()
+
+
+def test_a_study_already_stored_draws_no_empty_progress_bar(tmp_path, capsys):
+    store = tmp_path / "s.nc"
+    run_study(TINY, methods=["naive_points"], n_replicates=2, random_state=0, store=store)
+    capsys.readouterr()
+    again = run_study(
+        TINY, methods=["naive_points"], n_replicates=2, random_state=0, store=store,
+        progress=True,
+    )  # fmt: skip
+    assert again.sizes["replicate"] == 2
+    assert "0rep" not in capsys.readouterr().err  # tqdm wrote "study: 0rep [...]" here

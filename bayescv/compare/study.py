@@ -373,7 +373,9 @@ def run_study(
             target_store.start(settings)
         buffer: list[dict[str, Any]] = []
         last, write_cost = time.perf_counter(), 0.0
-        with tqdm(total=len(pending), desc="study", unit="rep", disable=not progress) as bar:
+        # nothing pending (every replicate already stored): no empty "0rep" bar
+        show = progress and bool(pending)
+        with tqdm(total=len(pending), desc="study", unit="rep", disable=not show) as bar:
             try:
                 for results in stream if pending else ():
                     buffer.extend(results)
