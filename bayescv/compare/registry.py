@@ -314,7 +314,7 @@ def _load_nested() -> Method:
 
 
 def _load_bayes() -> Method:
-    # What a fit imports (pymc, arviz, numba, platformdirs; nutpie is optional), looked up
+    # What a fit imports (pymc, numba, platformdirs; nutpie is optional), looked up
     # with find_spec, nothing imported: bayescv.bayes itself imports none of them.
     from bayescv._extras import BAYES_MODULES, missing_extra
 
