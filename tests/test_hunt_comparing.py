@@ -184,3 +184,102 @@ def test_cli_table_of_one_data_set_has_no_dataset_column(tmp_path, capsys):
     assert main(["compare", *paths, "--methods", "correlated_t"]) == 0
     header = capsys.readouterr().out.splitlines()[1].split()
     assert header[:2] == ["method", "a"]  # a "dataset" column of "0" came second
+
+
+def _shuffle_split_table(sizes=True):
+    """Two learners on 2 data sets, 10 ShuffleSplit splits of 100 points (20 test, 50 train)."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.8, 0.03, (2, 10))
+    scores = np.stack([a, a - rng.normal(0.01, 0.02, (2, 10))], axis=1)
+    known = {"n_test": np.full(10, 20.0), "n_train": np.full(10, 50.0)} if sizes else {}
+    return fold_table(
+        scores, learners=["A", "B"], datasets=["d0", "d1"], greater_is_better=True, **known
+    )
+
+
+def test_hierarchical_datasets_takes_the_correlated_t_ratio_from_known_fold_sizes(monkeypatch):
+    # compare_datasets used rho = 1/K = 0.1 here whatever the sizes, while correlated_t used
+    # n_test/n_train = 0.4: the model over data sets gave intervals about 2/3 as wide.
+    import xarray as xr
+
+    import bayescv.bayes
+    from bayescv.bayes.datasets_model import datasets_stats
+
+    seen = {}
+
+    def fake(x, *, names, rho, **kwargs):
+        seen["rho"] = rho
+        zeros = ("dataset", np.zeros(len(names)))
+        cols = ("delta_mean", "delta_lower", "delta_upper", "p_better", "p_equivalent", "p_worse")
+        return xr.Dataset(
+            {**{c: zeros for c in cols}, **{f"delta0_{s}": 0.0 for s in ("mean", "lower", "upper")},
+             **{f"new_dataset_p_{s}": 0.0 for s in ("better", "equivalent", "worse")}},
+            coords={"dataset": names},
+        )  # fmt: skip
+
+    monkeypatch.setattr(bayescv.bayes, "compare_datasets", fake)
+    table = _shuffle_split_table()
+    out = bayescv.compare_learners(table, methods=["hierarchical_datasets"])
+    # ρ/(1 − ρ) = n_test/n_train = 20/50 (the correlated t's scale², docs/comparing.md)
+    # gives ρ = 0.4/1.4.
+    np.testing.assert_allclose(seen["rho"], [0.4 / 1.4] * 2, rtol=1e-12)
+    np.testing.assert_allclose(out.attrs["hierarchical_datasets_rho"], [0.4 / 1.4] * 2)
+    assert out.attrs["hierarchical_datasets_rho_source"] == "n_test/n_train"
+    # Sizes assumed equal: baycomp's default ρ = 1/K, left to compare_datasets.
+    out = bayescv.compare_learners(
+        _shuffle_split_table(sizes=False), methods=["hierarchical_datasets"]
+    )
+    assert seen["rho"] is None
+    assert out.attrs["hierarchical_datasets_rho"] == [0.1, 0.1]
+    assert out.attrs["hierarchical_datasets_rho_source"] == "1/K"
+    # The model's ρ enters as data (no recompiled density): the default stays 1/K, a given
+    # ρ is used as is, and the variance of the mean σ² c2 / J over c1 = 1 − ρ is
+    # 1/J + ρ/(1 − ρ), the correlated t's factor (c2 = 1 + (J − 1)ρ; the module's identity).
+    x = table["loss"].values[:, 0, 0] - table["loss"].values[:, 1, 0]
+    np.testing.assert_array_equal(datasets_stats(x).rho, [0.1, 0.1])
+    rho = datasets_stats(x, rho=0.4 / 1.4).rho
+    np.testing.assert_allclose((1 + 9 * rho) / (10 * (1 - rho)), 1 / 10 + 0.4, rtol=1e-12)
+    with pytest.raises(ValueError, match="rho must be"):
+        datasets_stats(x, rho=1.0)
+
+
+def test_from_cross_validate_reads_a_dataframe_of_cross_validate_output():
+    # pd.DataFrame(cross_validate(...)) was refused, pointing to fold_table.
+    results = {
+        "a": _fake_result([0.8, 0.9, 0.85], score_time=np.ones(3)),
+        "b": _fake_result([0.7, 0.75, 0.8], score_time=np.ones(3)),
+    }
+    frames = {name: pd.DataFrame(res) for name, res in results.items()}
+    import xarray as xr
+
+    xr.testing.assert_identical(from_cross_validate(frames), from_cross_validate(results))
+    # With return_indices=True pandas itself refuses the dict (the indices do not align
+    # with the folds), so a frame never carries sizes; a hand-made 'indices' column is refused.
+    indexed = _fake_result([0.8, 0.9], indices={"train": [[0], [1]], "test": [[1], [0]]})
+    with pytest.raises(ValueError, match="Mixing dicts"):
+        pd.DataFrame(indexed)
+    odd = pd.DataFrame({"test_score": [0.8, 0.9], "indices": [0, 1]})
+    with pytest.raises(ValueError, match="'indices' column"):
+        from_cross_validate({"a": odd, "b": odd})
+
+
+@pytest.mark.parametrize("scheme", ["random", "source"])
+def test_bayle_within_on_identical_learners_depends_on_the_loss_not_the_scheme(scheme):
+    # Reported: ±0.0067 (no_disagreements) on random K-fold tables, [0, 0] (zero_variance) on
+    # leave-one-source-out ones. The scheme plays no part: 0-1 losses get ±z²/(N + z²)
+    # (docs/estimators.md), other losses the degenerate normal interval [0, 0] flagged
+    # zero_variance (bayescv.intervals.normal_bounds).
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    blocks = np.arange(569) % 5
+    zero_one = (rng.random(569) < 0.1).astype(float)
+    z2 = stats.norm.ppf(0.975) ** 2
+    for loss, bound, flag in [
+        (zero_one, z2 / (569 + z2), "no_disagreements"),  # 3.84/572.84 = 0.0067
+        (zero_one * 0.5 + 0.1, 0.0, "zero_variance"),
+    ]:
+        t = from_arrays(loss, blocks, scheme=scheme)
+        out = bayescv.compare_learners({"x": t, "y": t.copy()}, methods=["bayle_within"])
+        np.testing.assert_allclose([out["lower"].item(), out["upper"].item()], [-bound, bound])
+        assert out["flag"].item() == flag

@@ -196,6 +196,7 @@ def compare_datasets(
     rope: float = 0.0,
     runs: int = 1,
     names: Sequence | None = None,
+    rho: Any = None,
     level: float = 0.95,
     draws: int = 2000,
     tune: int = 1000,
@@ -213,7 +214,7 @@ def compare_datasets(
 
     The model of Corani et al. (2017, *Machine Learning* 106:1817–1837; baycomp's
     ``HierarchicalTest``): the per-fold differences of each data set are compound-symmetric
-    normal with correlation ρ = 1/K (K folds per run) around the data set's mean difference
+    normal with correlation ρ = 1/K (K folds per run; or the given `rho`) around the data set's mean difference
     δ_i, and the δ_i are Student-t around the population mean δ0, with baycomp's priors
     (:mod:`bayescv.bayes.datasets_model`). The Student-t is sampled as a scale mixture of
     normals and δ_i is integrated out analytically, then drawn from its exact conditional
@@ -234,6 +235,13 @@ def compare_datasets(
         CV runs per data set: every J_i must be a multiple, K_i = J_i / runs ≥ 2 folds.
     names : sequence, optional
         Labels of the data sets (the ``dataset`` coordinate); default 0..q−1.
+    rho : float or array-like of shape (q,), optional
+        Correlation ρ_i of two fold differences of each data set, in (0, 1). Default
+        1 / K_i, baycomp's (equal folds). With known fold sizes pass ρ_i = r_i / (1 + r_i),
+        r_i the mean n_test/n_train: ρ_i / (1 − ρ_i) = r_i is then the ratio of the
+        correlated t-test and of Nadeau & Bengio (:func:`bayescv.fold_scores.nb_ratio`),
+        as :func:`bayescv.compare_learners` does. ρ is data of the cached density: any value
+        compiles nothing.
     level : float, default 0.95
         Coverage of the equal-tailed posterior intervals.
     draws, tune, chains : int
@@ -275,7 +283,8 @@ def compare_datasets(
         and ``delta0_mean``, ``delta0_lower``, ``delta0_upper`` (the population mean
         difference), ``std0_mean``, ``std0_lower``, ``std0_upper`` (the scale of the δ_i
         around it), all in the units of `diff`. Attrs: ``target``, ``sampler``, ``rope``,
-        ``runs``, ``level``, ``seconds`` (the whole call), ``compile_seconds`` (compiling or
+        ``runs``, ``rho`` (ρ_i per data set), ``rho_source`` (``"1/K"`` or ``"given"``),
+        ``level``, ``seconds`` (the whole call), ``compile_seconds`` (compiling or
         loading the density in this call: about 0 after the first fit of a process; NaN for
         PyMC, which compiles inside its sampler), ``sampling_seconds``, ``divergences``,
         ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min``, ``problems``, ``seed``, ``scale``
@@ -292,7 +301,7 @@ def compare_datasets(
     ValueError
         For a 3-d ``fold_differences`` array (reshape it), NaN or infinite differences, fewer
         than 2 data sets, a data set with fewer than 2 measurements, `runs` not dividing its
-        J_i, a `rope` that is not a finite number >= 0, an `n_jobs` that is not a non-zero
+        J_i, a `rho` not in (0, 1), a `rope` that is not a finite number >= 0, an `n_jobs` that is not a non-zero
         integer, an unknown sampler, or a bad count or level.
 
     Warns
@@ -342,7 +351,7 @@ def compare_datasets(
     n_jobs = check_n_jobs(n_jobs)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    stats = datasets_stats(diff, runs=runs, names=names)
+    stats = datasets_stats(diff, runs=runs, names=names, rho=rho)
     if target_accept is None:
         target_accept = 0.99 if stats.zero_variance.any() else 0.9
     if isinstance(target_accept, bool) or not 0 < target_accept < 1:
@@ -366,6 +375,7 @@ def compare_datasets(
     summary.attrs.update({
         "target": TARGET, "sampler": sampler, "sampler_requested": requested,
         "rope": float(rope), "runs": int(runs), "level": float(level),
+        "rho": stats.rho.tolist(), "rho_source": "1/K" if rho is None else "given",
         "draws": int(draws), "tune": int(tune), "chains": int(chains), "seed": seed,
         "target_accept": float(target_accept), **diag, "scale": stats.scale,
         "zero_variance_fraction": ZERO_VARIANCE_FRACTION, "zero_variance_datasets": zero,

@@ -99,7 +99,7 @@ class DatasetsStats:
     folds : ndarray of shape (q,)
         Folds per CV run K_i = J_i / runs.
     rho : ndarray of shape (q,)
-        Correlation ρ_i = 1 / K_i of two measurements of a data set.
+        Correlation ρ_i of two measurements of a data set (default 1 / K_i).
     mean : ndarray of shape (q,)
         Mean x̄_i of the scaled differences.
     ss : ndarray of shape (q,)
@@ -150,7 +150,9 @@ def _as_rows(diff: Any) -> list[np.ndarray]:
     return rows
 
 
-def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -> DatasetsStats:
+def datasets_stats(
+    diff: Any, *, runs: int = 1, names: Sequence | None = None, rho: Any = None
+) -> DatasetsStats:
     """Scale per-fold differences as baycomp does and reduce them to (J_i, x̄_i, SS_i).
 
     Parameters
@@ -162,6 +164,10 @@ def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -
         CV runs per data set: J_i = runs × K_i with K_i folds per run, ρ_i = 1 / K_i.
     names : sequence, optional
         Labels of the data sets; default 0..q−1.
+    rho : float or array-like of shape (q,), optional
+        Correlation ρ_i of two measurements of each data set, in (0, 1); default 1 / K_i
+        (baycomp's, equal folds). With known fold sizes, ρ_i = r_i / (1 + r_i) for r_i the mean
+        n_test/n_train, so that ρ_i / (1 − ρ_i) = r_i, the Nadeau–Bengio ratio.
 
     Returns
     -------
@@ -172,8 +178,8 @@ def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -
     ValueError
         For a non-finite value, fewer than two data sets, a data set with fewer than two
         measurements, `runs` not a positive integer dividing every J_i (or leaving one fold
-        per run), `names` of the wrong length or with repeats, or differences that are
-        constant within every data set.
+        per run), `names` of the wrong length or with repeats, a `rho` not in (0, 1) or of the
+        wrong length, or differences that are constant within every data set.
 
     Warns
     -----
@@ -216,6 +222,13 @@ def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -
         labels = list(names)
         if len(labels) != q or len(set(map(str, labels))) != q:
             raise ValueError(f"names must be {q} distinct labels, got {names!r}")
+    if rho is None:
+        rho_i = 1.0 / folds
+    else:
+        rho_i = np.asarray(rho, dtype=float)
+        if rho_i.ndim > 1 or rho_i.size not in (1, q) or not np.all((rho_i > 0) & (rho_i < 1)):
+            raise ValueError(f"rho must be one value or {q} values in (0, 1), got {rho!r}")
+        rho_i = np.broadcast_to(rho_i, (q,)).copy()
     means = np.array([row.mean() for row in rows])
     ss = np.array([np.sum((row - m) ** 2) for row, m in zip(rows, means, strict=True)])
     scale = float(np.mean(np.sqrt(ss / n)))
@@ -238,7 +251,7 @@ def datasets_stats(diff: Any, *, runs: int = 1, names: Sequence | None = None) -
     if max_abs == 0:  # pragma: no cover - scale > 0 implies a nonzero difference
         max_abs = 1.0
     return DatasetsStats(
-        names=labels, n=n, folds=folds, rho=1.0 / folds, mean=means, ss=ss, scale=scale,
+        names=labels, n=n, folds=folds, rho=rho_i, mean=means, ss=ss, scale=scale,
         max_abs=max_abs, zero_variance=zero, runs=int(runs),
     )  # fmt: skip
 

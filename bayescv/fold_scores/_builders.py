@@ -27,7 +27,8 @@ def from_cross_validate(
     Parameters
     ----------
     results : mapping
-        ``{learner name: cross_validate(...) result}``, every learner run on the same splits.
+        ``{learner name: cross_validate(...) result}``, every learner run on the same splits;
+        a result may also be ``pandas.DataFrame(cross_validate(...))`` (one row per fold).
         With ``return_indices=True`` (scikit-learn ≥ 1.3) the fold sizes are read from the
         result's ``indices``; otherwise they are taken as equal.
     scoring : str, optional
@@ -77,6 +78,7 @@ def from_cross_validate(
     key = "test_score" if scoring is None else f"test_{scoring}"
     scores, n_test, n_train, test_sets = {}, None, None, None
     for name, res in results.items():
+        res = _from_frame(name, res)
         if not isinstance(res, Mapping):
             raise ValueError(
                 f"the result of {name!r} is a {type(res).__name__}, not the dict that "
@@ -121,6 +123,24 @@ def from_cross_validate(
         scores, runs=runs, n_test=n_test, n_train=n_train,
         greater_is_better=greater_is_better, metric=metric,
     )  # fmt: skip
+
+
+def _from_frame(name: Any, res: Any) -> Any:
+    """Return a DataFrame of ``cross_validate`` output as its dict of columns; else `res`.
+
+    ``pd.DataFrame(cross_validate(...))`` keeps one row per fold (``fit_time``,
+    ``score_time``, ``test_<name>`` ...); with ``return_indices=True`` pandas refuses to build
+    it (the ``indices`` dict does not align with the folds), so such a frame has no sizes.
+    """
+    columns = getattr(res, "columns", None)
+    if columns is None or not hasattr(res, "to_numpy") or isinstance(res, Mapping):
+        return res
+    if "indices" in columns:
+        raise ValueError(
+            f"the DataFrame of {name!r} has an 'indices' column; pass the dict that "
+            "cross_validate returned, whose indices give the fold sizes"
+        )
+    return {str(c): res[c].to_numpy() for c in columns}
 
 
 def _missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:

@@ -109,7 +109,8 @@ def _as_inputs(data: Any, learners: Sequence[str] | None):
 
 def _not_a_table(name: str, value: Any) -> str:
     """Return the way to a table, for a learner's value that is not one."""
-    if isinstance(value, Mapping) and any(str(k).startswith("test_") for k in value):
+    keys = value if isinstance(value, Mapping) else getattr(value, "columns", ())
+    if any(str(k).startswith("test_") for k in keys):
         build = "bayescv.from_cross_validate(results) turns cross_validate results into one"
     else:
         build = "bayescv.fold_table builds one from arrays of fold scores"
@@ -279,6 +280,18 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
     ]  # fmt: skip
 
 
+def _datasets_rho(table) -> np.ndarray | None:
+    """ρ_i of the model over data sets: r_i / (1 + r_i), r_i = nb_ratio, when sizes are known.
+
+    Then ρ_i / (1 − ρ_i) = r_i, the ratio of ``correlated_t`` and ``nadeau_bengio``; with
+    sizes assumed equal, None (compare_datasets' default ρ_i = 1/K_i, baycomp's).
+    """
+    if table.attrs.get("sizes") != "known":
+        return None
+    ratio = nb_ratio(table)
+    return ratio / (1.0 + ratio)
+
+
 def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
     from bayescv.bayes import compare_datasets
 
@@ -300,7 +313,7 @@ def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
         ]  # fmt: skip
     res = compare_datasets(
         x, rope=rope, runs=table.sizes["repetition"], names=table["dataset"].values.tolist(),
-        level=level, **fit_kwargs,
+        rho=_datasets_rho(table), level=level, **fit_kwargs,
     )  # fmt: skip
     rows = []
     for d in res["dataset"].values:
@@ -383,7 +396,10 @@ def compare_learners(
         the learners' losses equal at every point, where ``hierarchical_sources`` has nothing
         to fit and gives one row without bounds). ``.to_dataframe()`` gives a table. Attrs ``rope``, ``level``, ``metric``,
         ``greater_is_better`` (of the user's numbers), ``better`` (a sentence) and
-        ``methods_left_out`` (``""``, or which MCMC methods a missing extra left out).
+        ``methods_left_out`` (``""``, or which MCMC methods a missing extra left out); with
+        ``hierarchical_datasets``, ``hierarchical_datasets_rho`` (its ρ_i per data set:
+        r_i / (1 + r_i), r_i the mean n_test/n_train of ``correlated_t``, when the fold
+        sizes are known; else baycomp's 1/K) and ``hierarchical_datasets_rho_source``.
 
     Raises
     ------
@@ -454,6 +470,14 @@ def compare_learners(
         data_vars[col] = ("row", np.asarray(values, dtype=kind))
     greater = int(table.attrs.get("greater_is_better", 0))
     metric = table.attrs.get("metric", "loss")
+    rho_attrs = {}
+    if "hierarchical_datasets" in chosen:
+        rho = _datasets_rho(table)
+        equal = np.full(table.sizes["dataset"], 1.0 / table.sizes["fold"])
+        rho_attrs = {
+            "hierarchical_datasets_rho": (equal if rho is None else rho).tolist(),
+            "hierarchical_datasets_rho_source": "1/K" if rho is None else "n_test/n_train",
+        }
     better = (
         "'better' means a lower expected loss; the "
         + ("scores" if metric == "score" else f"{metric} scores")
@@ -467,5 +491,6 @@ def compare_learners(
         attrs={
             "rope": rope, "level": float(level), "metric": metric, "greater_is_better": greater,
             "better": better, "difference": "a - b", "methods_left_out": left_out,
+            **rho_attrs,
         },
     )  # fmt: skip
