@@ -14,12 +14,14 @@ import importlib.util
 import warnings
 from collections.abc import Iterator, Sequence
 from types import ModuleType
+from typing import Any
 
 __all__ = [
     "BAYES_MODULES",
     "DATA_MODULES",
     "import_quietly",
     "missing_extra",
+    "progress_bar",
     "quiet_arviz_import",
     "require_extra",
 ]
@@ -151,3 +153,32 @@ def import_quietly(name: str) -> ModuleType:
     """
     with quiet_arviz_import():
         return importlib.import_module(name)
+
+
+def progress_bar(iterable: Any = None, *, disable: bool = False, **kwargs: Any) -> Any:
+    """Return a tqdm progress bar, importing :mod:`tqdm.auto` only when it is shown.
+
+    In a notebook without ipywidgets, importing :mod:`tqdm.auto` warns (``TqdmWarning:
+    IProgress not found``); at the top of a module it made ``import bayescv`` warn, although
+    no bar is shown unless asked for. A disabled bar is plain :class:`tqdm.tqdm`, which does
+    nothing.
+
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate over, as for :class:`tqdm.tqdm`.
+    disable : bool, default False
+        Hide the bar.
+    **kwargs
+        Passed to the bar (``total``, ``desc``, ``unit``, ...).
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar; also a context manager.
+    """
+    if disable:
+        from tqdm import tqdm
+    else:
+        from tqdm.auto import tqdm
+    return tqdm(iterable, disable=disable, **kwargs)

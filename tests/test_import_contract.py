@@ -11,6 +11,8 @@ functions and those made with :func:`importlib.import_module` and a literal name
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,3 +256,17 @@ def test_arviz_and_its_importers_are_imported_quietly():
     assert not offenders, offenders
     source = "import nutpie\nfrom arviz import hdi\nimport numpy\nfrom nutpie.sample import x"
     assert _noisy_imports(ast.parse(source)) == [(1, "nutpie"), (2, "arviz"), (4, "nutpie.sample")]
+
+
+def test_importing_the_package_does_not_import_tqdm_auto():
+    # tqdm.auto warns at import in a notebook without ipywidgets (TqdmWarning: IProgress not
+    # found): it is imported when a progress bar is shown (bayescv._extras.progress_bar), so
+    # that `import bayescv` in such a notebook prints nothing.
+    code = (
+        "import sys\n"
+        "import bayescv, bayescv.bayes, bayescv.compare, bayescv.cli, bayescv.nested\n"
+        "import bayescv.shift, bayescv.cv\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('tqdm.auto', 'tqdm.notebook'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

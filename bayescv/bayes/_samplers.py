@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescv._extras import import_quietly
+from bayescv._extras import import_quietly, progress_bar
 from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.model import _import_pymc
@@ -177,9 +177,7 @@ def _sample_pymc(
     stats = {name: np.empty((chains, draws)) for name in _PYMC_STATS.values()}
     iterator = range(chains)
     if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc="chains")
+        iterator = progress_bar(iterator, desc="chains")
     for c in iterator:
         start = _on_logodds(starts[c])
         q = DictToArrayBijection.map({name: np.asarray(start[name], float) for name in names})

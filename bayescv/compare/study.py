@@ -39,8 +39,8 @@ import joblib
 import numpy as np
 import sklearn
 import xarray as xr
-from tqdm.auto import tqdm
 
+from bayescv._extras import progress_bar
 from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
 from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
@@ -375,7 +375,7 @@ def run_study(
         last, write_cost = time.perf_counter(), 0.0
         # nothing pending (every replicate already stored): no empty "0rep" bar
         show = progress and bool(pending)
-        with tqdm(total=len(pending), desc="study", unit="rep", disable=not show) as bar:
+        with progress_bar(total=len(pending), desc="study", unit="rep", disable=not show) as bar:
             try:
                 for results in stream if pending else ():
                     buffer.extend(results)

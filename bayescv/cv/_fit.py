@@ -20,8 +20,8 @@ from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import _num_samples
-from tqdm.auto import tqdm
 
+from bayescv._extras import progress_bar
 from bayescv.cv._batched import batched_predictions, batching_reason
 from bayescv.cv.loss_functions import Loss
 
@@ -176,7 +176,7 @@ def _fold_losses(
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     # No bar when the batched engine left nothing to fit ("CV fits: 0fit" otherwise).
     bar = not progress or not rest
-    done = list(tqdm(results, total=len(rest), desc="CV fits", unit="fit", disable=bar))
+    done = list(progress_bar(results, total=len(rest), desc="CV fits", unit="fit", disable=bar))
     for i, (values, model) in zip(rest, done, strict=True):
         losses[i], models[i] = values, model
     return losses, models if return_estimator else None, engine

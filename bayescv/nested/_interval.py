@@ -31,8 +31,8 @@ import xarray as xr
 from joblib import Parallel, delayed
 from sklearn.utils import indexable
 from sklearn.utils.validation import _num_samples
-from tqdm.auto import tqdm
 
+from bayescv._extras import progress_bar
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import losses_on_folds
 from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
@@ -349,7 +349,7 @@ def nested_cv(
     ]
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     done: list = []
-    with tqdm(total=len(seeds), desc="nested CV", unit="rep", disable=not progress) as bar:
+    with progress_bar(total=len(seeds), desc="nested CV", unit="rep", disable=not progress) as bar:
         for found in results:
             done += found
             bar.update(len(found))

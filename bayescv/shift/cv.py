@@ -20,8 +20,8 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.validation import _num_samples
-from tqdm.auto import tqdm
 
+from bayescv._extras import progress_bar
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import cross_val_losses
 from bayescv.cv.loss_functions import Loss, get_loss
@@ -286,7 +286,7 @@ def importance_weighted_cvs(
     loss_fn = get_loss(loss, estimator)
     seed = resolve_seed(random_state)
     runs, truths, truth_ses, n_target = [], [], [], []
-    for label, child in tqdm(
+    for label, child in progress_bar(
         list(zip(labels, child_seeds(seed, labels.size), strict=True)),
         desc="held-out sources",
         unit="source",
