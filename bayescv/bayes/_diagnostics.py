@@ -8,7 +8,7 @@ import numpy as np
 
 from bayescv._extras import import_quietly, require_extra
 
-__all__ = ["SamplingWarning", "convergence_advice", "diagnose"]
+__all__ = ["SamplingWarning", "convergence_advice", "diagnose", "ess_problem"]
 
 #: Variables whose r̂ and ESS are checked: the sampled parameters and the targets
 #: (``ose`` is ``mu0`` itself, so it is checked through it). The per-block means ``mu`` are
@@ -66,14 +66,44 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
     problems = []
     if not out["rhat_max"] <= rhat_max:
         problems.append(f"r̂ {out['rhat_max']:.3f} > {rhat_max} ({worst})")
-    if not min(out["ess_bulk_min"], out["ess_tail_min"]) >= ess_min:
-        problems.append(
-            f"ESS bulk {out['ess_bulk_min']:.0f}, tail {out['ess_tail_min']:.0f} < {ess_min:g}"
-        )
+    ess = ess_problem(
+        out["ess_bulk_min"], out["ess_tail_min"], ess_min,
+        names=(min(bulks, key=bulks.get), min(tails, key=tails.get)),
+    )  # fmt: skip
+    if ess:
+        problems.append(ess)
     if div:
         problems.append(f"{div} divergent transitions")
     out["problems"] = "; ".join(problems)
     return out
+
+
+def ess_problem(
+    bulk: float, tail: float, ess_min: float, *, names: tuple[str, str] = ("", "")
+) -> str:
+    """Say which effective sample sizes are below `ess_min`, and of which variable.
+
+    Parameters
+    ----------
+    bulk, tail : float
+        The smallest bulk and tail ESS over the checked variables.
+    ess_min : float
+        The threshold.
+    names : (str, str), optional
+        The variables with the smallest bulk and tail ESS.
+
+    Returns
+    -------
+    str
+        ``""`` when both reach `ess_min`, else e.g. ``"ESS bulk 113 (gamma_sd) < 400"``:
+        only the sizes that fall short (a tail ESS of 595 listed beside it read as a failure).
+    """
+    short = [
+        f"{kind} {value:.0f}" + (f" ({name})" if name else "")
+        for kind, value, name in (("bulk", bulk, names[0]), ("tail", tail, names[1]))
+        if not value >= ess_min
+    ]
+    return f"ESS {', '.join(short)} < {ess_min:g}" if short else ""
 
 
 def convergence_advice(run: dict) -> str:

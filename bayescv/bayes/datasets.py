@@ -32,6 +32,7 @@ from scipy import stats as st
 from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._coordinates import expit, logit
+from bayescv.bayes._diagnostics import ess_problem
 from bayescv.bayes._samplers import check_n_jobs, nutpie_model, resolve_sampler
 from bayescv.bayes.datasets_model import (
     ZERO_VARIANCE_FRACTION,
@@ -384,10 +385,9 @@ def compare_datasets(
     problems = []
     if chains > 1 and not diag["rhat_max"] <= rhat_max:
         problems.append(f"r̂ {diag['rhat_max']:.3f} > {rhat_max}")
-    if not min(diag["ess_bulk_min"], diag["ess_tail_min"]) >= ess_min:
-        problems.append(
-            f"ESS bulk {diag['ess_bulk_min']:.0f}, tail {diag['ess_tail_min']:.0f} < {ess_min:g}"
-        )
+    ess = ess_problem(diag["ess_bulk_min"], diag["ess_tail_min"], ess_min)
+    if ess:
+        problems.append(ess)
     if diag["divergences"]:
         problems.append(f"{diag['divergences']} divergent transitions")
     summary.attrs["problems"] = "; ".join(problems)
