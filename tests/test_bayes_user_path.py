@@ -174,3 +174,14 @@ def test_cli_passes_target_accept_to_the_fit(tmp_path, capsys):
                  "json"]) == 0  # fmt: skip
     payload = json.loads(capsys.readouterr().out)
     assert payload["diagnostics"]["target_accept"] == 0.9
+
+
+def test_the_ess_message_lists_only_the_sizes_that_fall_short():
+    from bayescv.bayes._diagnostics import ess_problem
+
+    # "ESS bulk 113, tail 595 < 400" read as if the tail ESS failed too.
+    assert ess_problem(113, 595, 400, names=("gamma_sd", "tau")) == "ESS bulk 113 (gamma_sd) < 400"
+    assert ess_problem(113, 350, 400) == "ESS bulk 113, tail 350 < 400"
+    assert ess_problem(500, 401, 400) == ""
+    with pytest.warns(bayescv.bayes.SamplingWarning, match=r"ESS bulk \d+ \(\w+\), tail"):
+        fit(_gamma_table(), random_state=0, ess_min=1e9)
