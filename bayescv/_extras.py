@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import os
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from types import ModuleType
@@ -24,6 +26,7 @@ __all__ = [
     "progress_bar",
     "quiet_arviz_import",
     "require_extra",
+    "user_stacklevel",
 ]
 
 #: What a fit of the hierarchical model with PyMC's sampler imports, all from the ``bayes``
@@ -182,3 +185,23 @@ def progress_bar(iterable: Any = None, *, disable: bool = False, **kwargs: Any) 
     else:
         from tqdm.auto import tqdm
     return tqdm(iterable, disable=disable, **kwargs)
+
+
+def user_stacklevel() -> int:
+    """Return the ``stacklevel`` that points a warning at the first caller outside bayescv.
+
+    For :func:`warnings.warn` called in the function that calls this one: a helper reached
+    through several of the package's functions cannot know its depth, and a warning pointed
+    at the package's own code tells the user nothing (pandas' ``find_stack_level`` does the
+    same).
+
+    Returns
+    -------
+    int
+        1 for the warning function itself, 2 for its caller, and so on.
+    """
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -355,6 +355,18 @@ def test_low_effective_sample_size_warns_flags_and_records():
         importance_weighted_risk(loss, skewed / skewed.mean(), min_ess_fraction=0.9)
 
 
+@pytest.mark.parametrize("entry", [target_risk_intervals, importance_weighted_risk,
+                                   control_variate_risk])  # fmt: skip
+def test_shift_warnings_point_at_the_callers_line(entry):
+    # They pointed at bayescv/shift/risk.py (`return target_risk_intervals(`), which tells a
+    # notebook user nothing; now at the line that called the package.
+    w = np.full(50, 0.01)
+    w[0] = 50.0
+    with pytest.warns(LowEffectiveSampleSizeWarning) as caught:
+        entry(np.linspace(0.0, 1.0, 50), w)
+    assert {record.filename for record in caught} == {__file__}
+
+
 # --- loss tables ------------------------------------------------------------------------
 
 

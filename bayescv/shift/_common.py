@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv._extras import user_stacklevel
 from bayescv.intervals import interval_dataset, move_into_range, normal_bounds
 from bayescv.losses import effective_range, validate
 from bayescv.moments import largest_loss
@@ -176,7 +177,7 @@ def prepare(
             "unnormalised (a constant factor scales the 'iw' estimate but not its control "
             "variate); pass normalize=True or rescale them (flag 'mean_weight_not_1')",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return prep
 
@@ -365,7 +366,7 @@ def warn_low_ess(ess: np.ndarray, n: Any, min_fraction: float, *, where: str = "
         f"below min_ess_fraction={min_fraction:g}: the weighted risk rests on a few source "
         "points and its interval may badly under-cover (the domains overlap little)",
         LowEffectiveSampleSizeWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 
