@@ -154,7 +154,9 @@ def test_a_tie_on_one_data_set_does_not_make_the_model_over_data_sets_diverge(se
 def test_a_fit_of_one_table_that_did_not_converge_points_to_the_bootstrap():
     # ess_min above any attainable ESS forces the warning: its advice is the point here.
     table = _gamma_table("source")
-    with pytest.warns(bayescv.bayes.SamplingWarning, match="--bootstrap FILE"):
+    with pytest.warns(
+        bayescv.bayes.SamplingWarning, match=r"bootstrap=bayescv\.bootstrap_cv_losses"
+    ):
         fit(table, random_state=0, ess_min=1e9)
     rng = np.random.default_rng(3)
     boot = bayescv.losses.stack_replicates(
@@ -185,3 +187,16 @@ def test_the_ess_message_lists_only_the_sizes_that_fall_short():
     assert ess_problem(500, 401, 400) == ""
     with pytest.warns(bayescv.bayes.SamplingWarning, match=r"ESS bulk \d+ \(\w+\), tail"):
         fit(_gamma_table(), random_state=0, ess_min=1e9)
+
+
+def test_cli_warning_names_the_commands_options(monkeypatch, tmp_path, capsys):
+    # The Python advice (target_accept, fit(..., bootstrap=...)) is no option of the command.
+    real_fit = bayescv.bayes.fit
+    monkeypatch.setattr(bayescv.bayes, "fit", lambda *a, **k: real_fit(*a, **k, ess_min=1e9))
+    to_netcdf(_gamma_table("source"), tmp_path / "t.nc")
+    assert main(["bayes", str(tmp_path / "t.nc")]) == 0
+    err = capsys.readouterr().err
+    assert "--draws, --tune or a higher --target-accept" in err
+    assert "--bootstrap FILE" in err
+    assert "fit(" not in err
+    assert "target_accept" not in err

@@ -8,7 +8,14 @@ import numpy as np
 
 from bayescv._extras import import_quietly, require_extra
 
-__all__ = ["SamplingWarning", "convergence_advice", "diagnose", "ess_problem"]
+__all__ = [
+    "BOOTSTRAP_ADVICE",
+    "SETTINGS_ADVICE",
+    "SamplingWarning",
+    "convergence_advice",
+    "diagnose",
+    "ess_problem",
+]
 
 #: Variables whose r̂ and ESS are checked: the sampled parameters and the targets
 #: (``ose`` is ``mu0`` itself, so it is checked through it). The per-block means ``mu`` are
@@ -106,16 +113,20 @@ def ess_problem(
     return f"ESS {', '.join(short)} < {ess_min:g}" if short else ""
 
 
+#: The ways out a SamplingWarning names, in Python; the command line names its options.
+SETTINGS_ADVICE = "more draws or tune, or a higher target_accept"
+BOOTSTRAP_ADVICE = "fit(..., bootstrap=bayescv.bootstrap_cv_losses(...))"
+
+
 def convergence_advice(run: dict) -> str:
     """Say what to try when a fit did not converge (the SamplingWarning's advice)."""
-    advice = "more draws or tune, or a higher target_accept"
+    advice = SETTINGS_ADVICE
     if run.get("replicate_kind") == "single":
         # One table identifies only the sum of the between-block variances (τ², Γ's diagonal
         # and its common share): the split follows the prior along a ridge that NUTS crosses
         # slowly. Bootstrap replicates inform Σ, and with it the split.
         advice += (
             "; with one CV table the fold effects rest on their prior, where the sampler mixes "
-            "slowly: bootstrap replicates inform them (fit(..., bootstrap="
-            "bayescv.bootstrap_cv_losses(...)), bayescv bayes --bootstrap FILE)"
+            f"slowly: bootstrap replicates inform them ({BOOTSTRAP_ADVICE})"
         )
     return advice

@@ -111,6 +111,15 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_run)
 
 
+def _cli_advice(message: str) -> str:
+    """Name this command's options as the SamplingWarning's ways out."""
+    from bayescv.bayes._diagnostics import BOOTSTRAP_ADVICE, SETTINGS_ADVICE
+
+    return message.replace(SETTINGS_ADVICE, "--draws, --tune or a higher --target-accept").replace(
+        BOOTSTRAP_ADVICE, "--bootstrap FILE, written from bayescv.bootstrap_cv_losses"
+    )
+
+
 def _fail(message: str) -> int:
     print(f"bayescv bayes: error: {message}", file=sys.stderr)
     return 2
@@ -173,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(str(err).splitlines()[0])
     for w in caught:
         if issubclass(w.category, SamplingWarning):
-            print(f"warning: {w.message}", file=sys.stderr)
+            print(f"warning: {_cli_advice(str(w.message))}", file=sys.stderr)
         else:  # pragma: no cover - re-emit anything else unchanged
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     intervals = posterior_intervals(idata, level=args.level, kind=args.kind)
