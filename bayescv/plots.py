@@ -23,12 +23,36 @@ MAX_TICK_LABELS = 30
 MAX_LABEL_CHARS = 20
 
 
-def _shorten(label: str) -> str:
-    """``label``, or its start and end joined by "…" when it is longer than the limit."""
-    if len(label) <= MAX_LABEL_CHARS:
+def _shorten(label: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``label``, or its start and end joined by "…" when it is longer than `limit`."""
+    if len(label) <= limit:
         return label
-    head = MAX_LABEL_CHARS // 2
-    return f"{label[:head]}…{label[-(MAX_LABEL_CHARS - head - 1) :]}"
+    head = limit // 2
+    return f"{label[:head]}…{label[-(limit - head - 1) :]}"
+
+
+#: Learner names longer than this are shortened in the middle in comparison figures.
+MAX_LEARNER_CHARS = 30
+
+
+def _learner_labels(names: Any) -> list[str]:
+    """Learner names shortened by :func:`_shorten` to ``MAX_LEARNER_CHARS`` characters.
+
+    The limit grows by 20 until the shortened names are as distinct as the names, so that a
+    pipeline's repr leaves room for the plot and no two learners look the same.
+    """
+    names = [str(n) for n in names]
+    limit = MAX_LEARNER_CHARS
+    while len(set(out := [_shorten(n, limit) for n in names])) < len(set(names)):
+        limit += 20
+    return out
+
+
+def _dataset_note(result: xr.Dataset, r: xr.Dataset) -> str:
+    """Name the data set drawn when the result has several (the figure shows one), else ""."""
+    if "dataset" in result.dims and result.sizes["dataset"] > 1:
+        return f"data set {r['dataset'].item()} of {result.sizes['dataset']}: "
+    return ""
 
 
 def _block_ticks(ax: Any, labels: Any) -> None:
@@ -198,7 +222,7 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     r = _one_dataset(result, dataset)
     loc, scale, df = (float(r[v]) for v in ("mean", "scale", "df"))
     rope = float(result.attrs.get("rope", 0.0))
-    a, b = result.attrs.get("a", "a"), result.attrs.get("b", "b")
+    a, b = _learner_labels([result.attrs.get("a", "a"), result.attrs.get("b", "b")])
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
     if scale == 0:  # every fold difference equal: the posterior is a point mass
@@ -209,6 +233,9 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
                 f"{float(r['p_equivalent']):.3f}, {b} better {float(r['p_worse']):.3f}"
             ),
         )  # fmt: skip
+        # No density to set the scale: a symmetric view that shows the mass and the ROPE.
+        half = max(1.5 * rope, 2.0 * abs(loc)) or 1.0
+        ax.set_xlim(-half, half)
     else:
         lo = min(stats.t.ppf(0.001, df, loc, scale), -1.5 * rope)
         hi = max(stats.t.ppf(0.999, df, loc, scale), 1.5 * rope)
@@ -224,9 +251,14 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
             ax.fill_between(x, 0, y, where=mask, color=color, alpha=0.5, label=label, lw=0)
     for edge in {-rope, rope}:
         ax.axvline(edge, color="C1", ls="--", lw=1)
-    ax.set_xlabel(f"difference of expected losses, {a} − {b} (negative: {a} better)")
+    ax.set_xlabel(f"difference of expected losses, {a} − {b}\n(negative: {a} better)")
     ax.set_yticks([])
-    ax.legend(fontsize="small", title=f"ROPE ±{rope:g}")
+    # Above the axes: inside, it would hide the density or the point mass.
+    ax.legend(
+        fontsize="small", title=f"{_dataset_note(result, r)}ROPE ±{rope:g}", loc="lower center",
+        bbox_to_anchor=(0.5, 1.0), frameon=False,
+        ncols=3 if scale > 0 and max(len(a), len(b)) <= 12 else 1,
+    )  # fmt: skip
     return ax
 
 
@@ -252,7 +284,7 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     if missing:
         raise ValueError(f"not a compare_several result: it lacks {sorted(missing)}")
     r = _one_dataset(result, dataset)
-    names = [str(v) for v in r["learner"].values]
+    names = _learner_labels(r["learner"].values)
     order = np.argsort(r["mean"].values)
     y = np.arange(len(names))
     if ax is None:
@@ -270,7 +302,12 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability")
     ax.invert_yaxis()
-    ax.legend(fontsize="small", loc="lower right")
+    # Above the axes: inside, it would hide the bars of a learner.
+    note = _dataset_note(result, r).rstrip(": ")
+    ax.legend(
+        fontsize="small", loc="lower left", bbox_to_anchor=(0.0, 1.0), frameon=False,
+        title=note or None, alignment="left",
+    )  # fmt: skip
     if ax2 is not None:
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)

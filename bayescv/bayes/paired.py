@@ -51,11 +51,14 @@ def paired_comparison(
     idata : arviz.InferenceData
         The fit on the differences.
     summary : xarray.Dataset
-        Dim ``target``: each source (partially pooled mean difference), ``"sources"`` (the
-        mean over the sources at hand, ``expected_cv``) and, for CVS, ``"ose"`` (the mean
-        difference over the population of sources, μ₀) and ``"new_source"`` (the difference
-        on one new source, μ₀ + τ z); variables ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``,
-        ``lower`` and ``upper``. ``p_better`` is P(d < −rope), A having the lower loss.
+        Dim ``target``: each block (a source in CVS, a fold in CVR: the partially pooled
+        mean difference), ``"sources"`` (the mean over the blocks at hand, ``expected_cv``)
+        and, for CVS, ``"ose"`` (the mean difference over the population of sources, μ₀)
+        and ``"new_source"`` (the difference on one new source, μ₀ + τ z); variables
+        ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``, ``lower`` and ``upper``.
+        ``p_better`` is P(d < −rope), A having the lower loss. Coordinate ``block`` (along
+        ``target``): a block row's block label, ``""`` for the summary rows; a block
+        labelled like a summary row (``"ose"``, ...) has the target ``"block ose"``.
 
     Raises
     ------
@@ -90,11 +93,22 @@ def paired_comparison(
         )
     idata = fit(diff, **fit_kwargs)
     post = idata.posterior
-    draws = {str(b): post["mu_pooled"].sel(block=b).values.ravel() for b in post["block"].values}
-    draws["sources"] = post["expected_cv"].values.ravel()
+    summaries = {"sources": post["expected_cv"].values.ravel()}
     for name in ("ose", "new_source"):
         if name in post:
-            draws[name] = post[name].values.ravel()
+            summaries[name] = post[name].values.ravel()
+    # A block labelled like a summary row ("ose", "sources", ...) would replace or hide it:
+    # such a block's row is named "block <label>" (prefixed again until unique).
+    draws, blocks = {}, []
+    taken = {str(b) for b in post["block"].values} | set(summaries)
+    for b in post["block"].values:
+        name = str(b)
+        while name in summaries or (name in draws) or (name != str(b) and name in taken):
+            name = f"block {name}"
+        draws[name] = post["mu_pooled"].sel(block=b).values.ravel()
+        blocks.append(str(b))
+    draws.update(summaries)
+    blocks += [""] * len(summaries)
     q = [(1 - level) / 2, (1 + level) / 2]
     table = {
         "p_better": [float((d < -rope).mean()) for d in draws.values()],
@@ -106,7 +120,7 @@ def paired_comparison(
     }
     summary = xr.Dataset(
         {name: ("target", values) for name, values in table.items()},
-        coords={"target": list(draws)},
+        coords={"target": list(draws), "block": ("target", blocks)},
         attrs={"rope": float(rope), "level": float(level), "difference": "A − B"},
     )
     return idata, summary

@@ -140,8 +140,10 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
             f"plot_targets needs one axes per target of the fit, {len(names)} for {names}; "
             f"got {axes.size}"
         )
+    # Under random K-fold (CVR) there are no sources: expected_cv is over the data at hand.
+    at_hand = "sources" if idata.sample_stats.attrs.get("scheme") == "source" else "data"
     titles = {
-        "expected_cv": "expected_cv (sources at hand)",
+        "expected_cv": f"expected_cv ({at_hand} at hand)",
         "ose": "ose (mean over new sources)",
         "new_source": "new_source (one new source)",
         "theta": "θ: variance of the CV estimate",
