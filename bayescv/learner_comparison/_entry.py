@@ -292,7 +292,7 @@ def _datasets_rho(table) -> np.ndarray | None:
     return ratio / (1.0 + ratio)
 
 
-def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
+def _dataset_rows(table, a, b, rope, level, rho, fit_kwargs) -> list[dict]:
     from bayescv.bayes import compare_datasets
 
     diff = fold_differences(table, a, b)
@@ -313,7 +313,7 @@ def _dataset_rows(table, a, b, rope, level, fit_kwargs) -> list[dict]:
         ]  # fmt: skip
     res = compare_datasets(
         x, rope=rope, runs=table.sizes["repetition"], names=table["dataset"].values.tolist(),
-        rho=_datasets_rho(table), level=level, **fit_kwargs,
+        rho=rho, level=level, **fit_kwargs,
     )  # fmt: skip
     rows = []
     for d in res["dataset"].values:
@@ -443,6 +443,7 @@ def compare_learners(
         left_out = f"{' and '.join(mcmc)} left out because {absent}"
         warnings.warn(left_out, UserWarning, stacklevel=2)
         chosen = [m for m in chosen if m not in _MCMC]
+    rho = _datasets_rho(table)  # of the model over data sets: one value for every pair
     rows: list[dict] = []
     for a, b in pairs:
         for method in chosen:
@@ -462,7 +463,7 @@ def compare_learners(
                     points, a, b, method, rope, level, fit_kwargs, str(table["dataset"].values[0])
                 )
             else:
-                rows += _dataset_rows(table, a, b, rope, level, fit_kwargs)
+                rows += _dataset_rows(table, a, b, rope, level, rho, fit_kwargs)
     data_vars = {}
     for col in _COLUMNS:
         values = [r[col] for r in rows]
@@ -472,7 +473,6 @@ def compare_learners(
     metric = table.attrs.get("metric", "loss")
     rho_attrs = {}
     if "hierarchical_datasets" in chosen:
-        rho = _datasets_rho(table)
         equal = np.full(table.sizes["dataset"], 1.0 / table.sizes["fold"])
         rho_attrs = {
             "hierarchical_datasets_rho": (equal if rho is None else rho).tolist(),
