@@ -18,6 +18,8 @@ import joblib
 import numpy as np
 from sklearn.model_selection import KFold, LeaveOneGroupOut
 
+from bayescv.losses import SCHEMES
+
 __all__ = [
     "DESIGNS",
     "TRUTHS",
@@ -224,10 +226,8 @@ def check_scenario(scenario: Scenario) -> None:
         When ``params()`` does not return a JSON-serialisable dict.
     """
     kind = type(scenario).__name__
-    for name, allowed in (("design", DESIGNS), ("scheme", ("random", "source"))):
-        value = getattr(scenario, name)
-        if value not in allowed:
-            raise ValueError(f"{kind}.{name} must be one of {list(allowed)}, got {value!r}")
+    for name, allowed in (("design", DESIGNS), ("scheme", SCHEMES)):
+        _check_choice(getattr(scenario, name), allowed, f"{kind}.{name}")
     params = scenario.params()
     if not isinstance(params, dict):
         raise TypeError(f"{kind}.params() must return a dict, got {type(params).__name__}")
