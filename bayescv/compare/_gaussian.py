@@ -24,6 +24,7 @@ from bayescv.compare._scenario_base import (
     _positive,
 )
 from bayescv.compare._truth import linear_predictor, logistic_zero_one_error, squared_error
+from bayescv.losses import SCHEMES
 
 __all__: list[str] = []
 
@@ -74,7 +75,7 @@ class _Gaussian(Scenario):
         self.heterogeneity, self.intercept_sd = float(heterogeneity), float(intercept_sd)
         self.covariate_shift, self.noise_sd = float(covariate_shift), float(noise_sd)
         self.design = _check_choice(design, DESIGNS, "design")
-        self.scheme = _check_choice(scheme, ("random", "source"), "scheme")
+        self.scheme = _check_choice(scheme, SCHEMES, "scheme")
         self.n_splits = _positive(self.sizes.size if n_splits is None else n_splits, "n_splits", 2)
         if self.scheme == "source" and self.sizes.size < 2:
             raise ValueError("leave-one-source-out CV needs at least 2 sources")

@@ -16,6 +16,7 @@ from bayescv.compare._scenario_base import (
     _check_choice,
     _positive,
 )
+from bayescv.losses import SCHEMES
 
 __all__ = ["ResampledSources"]
 
@@ -93,7 +94,7 @@ class ResampledSources(Scenario):
         if self.X.ndim != 2 or not (len(self.X) == len(self.y) == len(self.groups)):
             raise ValueError("X must be 2-D and X, y, groups of the same length")
         self.design = _check_choice(design, DESIGNS[1:], "design")
-        self.scheme = _check_choice(scheme, ("random", "source"), "scheme")
+        self.scheme = _check_choice(scheme, SCHEMES, "scheme")
         self.labels, codes = np.unique(self.groups, return_inverse=True)
         self._rows = [np.flatnonzero(codes == j) for j in range(self.labels.size)]
         total = self.labels.size
