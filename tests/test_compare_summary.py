@@ -188,3 +188,27 @@ def test_decomposition_recovers_known_moments():
     assert dec["block_label"].values.tolist() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="at least 3"):
         decompose(study.isel(replicate=slice(0, 2)))
+
+
+def test_table_prints_an_exact_bound_where_the_monte_carlo_error_is_zero():
+    # "wide" covers err_xy in all 3 defined replicates: sqrt(p(1 − p)/n) is 0 there, so the
+    # table prints the one-sided 95 % Clopper–Pearson bound 0.05^(1/3) = 36.8 % (and
+    # 1 − 0.05^(1/3) = 63.2 % for its misses), not "100.0 ± 0.0".
+    study = toy_study().assign_coords(method_target=("method_name", ["err_xy", "err_xy"]))
+    s = summarize(study)
+    assert s["coverage_se"].sel(method_name="wide", target="err_xy").item() == 0.0
+    row = next(line for line in summary_table(s).splitlines() if line.startswith("wide"))
+    assert "100.0 (≥ 36.8)" in row and row.count("0.0 (≤ 63.2)") == 2
+    assert "± 0.0" not in row
+    naive = next(line for line in summary_table(s).splitlines() if line.startswith("naive_points"))
+    assert "50.0 ± 25.0" in naive
+
+
+def test_stacked_studies_with_repeated_replicate_labels_are_refused():
+    # The same study twice would count every replicate twice (coverage se too small by √2).
+    study = toy_study()
+    stacked = xr.concat([study, study], dim="replicate")
+    with pytest.raises(ValueError, match=r"replicate label\(s\) \[0, 1, 2, 3\] appear more"):
+        summarize(stacked)
+    renumbered = stacked.assign_coords(replicate=np.arange(8))
+    assert summarize(renumbered)["n_valid"].sel(method_name="naive_points", target="err_xy") == 8

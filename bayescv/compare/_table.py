@@ -19,6 +19,18 @@ def _pct(value: float, se: float | None = None) -> str:
     )
 
 
+def _rate_pct(value: float, se: float, n: int) -> str:
+    """Render a rate with its Monte Carlo error; at 0 or 1, where sqrt(p(1−p)/n) is 0, a bound.
+
+    The bound is the exact one-sided 95 % Clopper–Pearson limit for 0 (or n) hits in n,
+    1 − 0.05^(1/n) (≈ 3/n, the rule of three), so "100.0 (≥ 98.5)" rather than "100.0 ± 0.0".
+    """
+    if not np.isfinite(value) or n < 1 or 0 < value < 1:
+        return _pct(value, se)
+    bound = 100 * 0.05 ** (1 / n)
+    return f"100.0 (≥ {bound:.1f})" if value == 1 else f"0.0 (≤ {100 - bound:.1f})"
+
+
 def summary_table(summary: xr.Dataset) -> str:
     """Render a summary as text: one row per method, then coverage of every target.
 
@@ -31,7 +43,8 @@ def summary_table(summary: xr.Dataset) -> str:
     -------
     str
         Two tables: coverage, high and low miscoverage (%) of each method's declared target
-        with Monte Carlo standard errors, width ratio, θ̂ relative bias and runtime; then
+        with Monte Carlo standard errors (at 0 % or 100 %, where that error is 0, the exact
+        one-sided 95 % bound instead), width ratio, θ̂ relative bias and runtime; then
         coverage (%) of every method against every target.
     """
     expect(summary, "summary")
@@ -48,8 +61,10 @@ def summary_table(summary: xr.Dataset) -> str:
                 ("miss hi %", "miss_high"),
                 ("miss lo %", "miss_low"),
             ):
-                row[key] = _pct(
-                    float(summary[var].values[j, k]), float(summary[f"{var}_se"].values[j, k])
+                row[key] = _rate_pct(
+                    float(summary[var].values[j, k]),
+                    float(summary[f"{var}_se"].values[j, k]),
+                    int(summary["n_valid"].values[j, k]),
                 )
         else:
             row["coverage %"] = row["miss hi %"] = row["miss lo %"] = "n/a"

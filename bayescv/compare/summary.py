@@ -14,7 +14,8 @@ Which targets mean something depends on the design (:data:`VALID_TARGETS`): with
 fixed, an interval for a new-source quantity would be compared with one fixed, arbitrary
 gap, so ``ose``, ``ose_xy`` and ``ose_cv`` are refused; with the sources redrawn, ``expected_cv`` (which
 holds the sources fixed) is refused. A study that mixes designs or CV schemes (for example
-two studies concatenated) is refused too.
+two studies concatenated) is refused too, as is one whose replicate labels repeat (two
+studies stacked without renumbering, or one study stacked twice).
 
 Coverage is over the replicates where the interval is defined (finite bounds); the share of
 undefined intervals (negative θ̂, unequal block sizes, errors) is reported separately as
@@ -88,6 +89,21 @@ def check_design(study: xr.Dataset) -> tuple[str, str]:
             "scenario's design to one of them and run the study again"
         )
     return out[0], out[1]
+
+
+def _check_replicate_labels(study: xr.Dataset) -> None:
+    if "replicate" not in study.coords:
+        return
+    labels, counts = np.unique(study["replicate"].values, return_counts=True)
+    if (counts > 1).any():
+        repeated = labels[counts > 1]
+        raise ValueError(
+            f"replicate label(s) {repeated[:5].tolist()}{' …' if repeated.size > 5 else ''} "
+            "appear more than once: two studies stacked with xr.concat? Studies run with the "
+            "same random_state hold the same replicates, which would count twice; stack only "
+            "studies run with different ones, then renumber: "
+            "study.assign_coords(replicate=np.arange(study.sizes['replicate']))"
+        )
 
 
 def _truth_column(study: xr.Dataset, name: str) -> np.ndarray | None:
@@ -203,6 +219,7 @@ def summarize(
     (('method_name', 'target'), ['err_xy', 'kfold_test_error', 'err', 'expected_cv'])
     """
     design, scheme = check_design(study)
+    _check_replicate_labels(study)
     if study.sizes.get("replicate", 0) < 2:
         raise ValueError(
             f"the study has {study.sizes.get('replicate', 0)} replicate(s): coverage and its "
