@@ -240,3 +240,37 @@ def test_learners_without_disagreement_keep_every_row():
     assert np.isnan(float(last["lower"]))
     assert np.isnan(float(last["p_better"]))
     assert str(rows["flag"].values[1]) == "no_disagreements"  # bayle_within's own flag
+
+
+def test_cli_compare_greater_is_better_reads_scores(tmp_path, capsys):
+    """Per-point scores: "a" scores 0.05 less than "b", so with higher-is-better b is better.
+
+    Reference: the same comparison of the negated scores as losses (compare_learners,
+    compare_several); the best table reports each learner's expected score, sign restored.
+    """
+    tables = _point_tables(9)  # read as scores now
+    tables["c"] = tables["a"].copy(data={"loss": tables["a"]["loss"].values - 0.2})
+    paths = []
+    for name, t in tables.items():
+        to_csv(t, tmp_path / f"{name}.csv")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    argv = ["compare", *paths, "--greater-is-better", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["greater_is_better"] is True
+    assert "higher expected score" in out["better"]
+    negated = {k: t.assign(loss=-t["loss"]) for k, t in tables.items()}
+    ref = compare_learners(negated, random_state=0)
+    row = next(r for r in out["rows"] if r["method"] == "correlated_t" and r["b"] == "b")
+    expected = ref.where((ref["method"] == "correlated_t") & (ref["b"] == "b"), drop=True)[
+        "p_better"
+    ].item()
+    assert row["p_better"] == pytest.approx(expected)
+    assert row["p_worse"] > 0.9
+    best = compare_several(from_loss_tables(negated), random_state=0).isel(dataset=0)
+    assert out["best"]["b"]["mean"] == pytest.approx(-best["mean"].sel(learner="b").item())
+    assert out["best"]["b"]["mean"] == pytest.approx(tables["b"]["loss"].mean().item(), abs=0.05)
+    assert main(["compare", *paths, "--greater-is-better"]) == 0
+    text = capsys.readouterr().out
+    assert "expected negated scores" in text
+    assert "highest expected score" in text

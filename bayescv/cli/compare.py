@@ -1,6 +1,7 @@
 """``bayescv compare``: compare learners from their loss tables, every applicable test.
 
-Rows say which way "better" points (the first learner having the lower expected loss) and
+Rows say which way "better" points (the first learner having the lower expected loss, or with
+``--greater-is-better`` the higher expected score: the scores are negated into losses) and
 the target of each method; ``--format json`` gives ``{"rows": [...], "best": {...}}``.
 """
 
@@ -49,6 +50,12 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
+    parser.add_argument(
+        "--greater-is-better",
+        action="store_true",
+        help="the tables hold scores (accuracy, log-likelihood per point): higher is better; "
+        "they are negated into losses, and --rope is in score units",
+    )
     parser.add_argument("--level", type=float, default=0.95, help="interval mass (0.95)")
     parser.add_argument("--methods", help="comma-separated methods, or 'all'")
     parser.add_argument("--random-state", type=int, default=0, help="seed of sampled parts (0)")
@@ -66,6 +73,17 @@ def _number(value: Any) -> Any:
         return value
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def _negated(table: Any) -> Any:
+    """Turn a table of scores (higher is better) into one of losses, its range with it."""
+    from bayescv.losses import loss_range
+
+    low, high = loss_range(table)
+    out = table.assign(loss=-table["loss"])
+    out.attrs["loss_name"] = f"negated {table.attrs.get('loss_name', 'score')}"
+    out.attrs["loss_range"] = [-high, -low]
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -88,6 +106,8 @@ def _run(args: argparse.Namespace) -> int:
         tables = {
             name: read_losses(path, args) for name, path in zip(names, args.files, strict=True)
         }
+        if args.greater_is_better:
+            tables = {name: _negated(t) for name, t in tables.items()}
         with warnings.catch_warnings():  # said once below, as one line, from the result
             warnings.filterwarnings("ignore", ".* left out because ", UserWarning)
             rows = compare_learners(
@@ -104,11 +124,17 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(str(error).splitlines()[0])
     if rows.attrs["methods_left_out"]:
         print(f"warning: {rows.attrs['methods_left_out']}", file=sys.stderr)
+    better = rows.attrs["better"]
+    if args.greater_is_better:
+        better = "'better' means a higher expected score; the scores were negated into losses"
     frame = rows.drop_vars("row").to_dataframe()
+    if best is not None and args.greater_is_better:  # each learner's expected score, not loss
+        best = best.assign(mean=-best["mean"], lower=-best["upper"], upper=-best["lower"])
     if args.format == "json":
         out: dict[str, Any] = {
             "difference": "a - b",
-            "better": rows.attrs["better"],
+            "better": better,
+            "greater_is_better": bool(args.greater_is_better),
             "rope": rows.attrs["rope"],
             "level": rows.attrs["level"],
             "rows": [{k: _number(v) for k, v in rec.items()} for rec in frame.to_dict("records")],
@@ -130,12 +156,17 @@ def _run(args: argparse.Namespace) -> int:
     shown = frame[cols].copy()
     if len(set(frame["dataset"]) - {""}) > 1:  # one data set needs no column
         shown.insert(1, "dataset", frame["dataset"])
-    print(f"difference a - b of expected losses; {rows.attrs['better']}; ROPE ±{args.rope:g}")
+    what = "negated scores" if args.greater_is_better else "losses"
+    print(f"difference a - b of expected {what}; {better}; ROPE ±{args.rope:g}")
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
     if best is not None:
         b = best.isel(dataset=0)[["mean", "lower", "upper", "p_best", "p_equivalent_to_best"]]
         print()
-        print("which learner is best (lowest expected loss):")
+        print(
+            "which learner is best ("
+            + ("highest expected score" if args.greater_is_better else "lowest expected loss")
+            + "):"
+        )
         print(
             b.to_dataframe().drop(columns="dataset").to_string(float_format=lambda v: f"{v:.4g}")
         )
