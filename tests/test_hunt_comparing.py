@@ -283,3 +283,23 @@ def test_bayle_within_on_identical_learners_depends_on_the_loss_not_the_scheme(s
         out = bayescv.compare_learners({"x": t, "y": t.copy()}, methods=["bayle_within"])
         np.testing.assert_allclose([out["lower"].item(), out["upper"].item()], [-bound, bound])
         assert out["flag"].item() == flag
+
+
+def test_from_cross_validate_refuses_folds_interleaved_across_runs():
+    """Two 5-fold runs listed fold by fold (run 0 fold 0, run 1 fold 0, ...): every point is
+    tested twice, but the first five test sets do not partition the data; read as one run of
+    10 folds, naive_folds would have paired the wrong folds. Run by run, they give runs=2."""
+    X, y = load_iris(return_X_y=True)
+    runs = [list(KFold(5, shuffle=True, random_state=s).split(X)) for s in (0, 1)]
+    interleaved = [fold for pair in zip(*runs, strict=True) for fold in pair]
+    by_run = runs[0] + runs[1]
+    learners = {"tree": DecisionTreeClassifier(random_state=0), "tree2": DecisionTreeClassifier()}
+    res = {
+        k: cross_validate(m, X, y, cv=interleaved, return_indices=True)
+        for k, m in learners.items()
+    }
+    with pytest.raises(ValueError, match="not 2 consecutive runs that each partition"):
+        from_cross_validate(res)
+    assert from_cross_validate(res, runs=1).sizes["fold"] == 10  # the user's explicit reading
+    res = {k: cross_validate(m, X, y, cv=by_run, return_indices=True) for k, m in learners.items()}
+    assert from_cross_validate(res).sizes["repetition"] == 2

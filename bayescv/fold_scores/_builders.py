@@ -55,7 +55,8 @@ def from_cross_validate(
     ValueError
         When a result is not a ``cross_validate`` dict or lacks the score, a score is NaN (a
         failed fit), the learners' test folds differ, `runs` contradicts the results'
-        indices, or as :func:`fold_table`.
+        indices, every point is tested R > 1 times but not in R consecutive partitions (folds
+        interleaved across runs; `runs` not given), or as :func:`fold_table`.
 
     Examples
     --------
@@ -110,7 +111,11 @@ def from_cross_validate(
                 )
             n_test, n_train = te, tr
             test_sets = res["indices"]["test"]
-    inferred = None if test_sets is None else _repeated_partitions(test_sets)
+    inferred = (
+        None
+        if test_sets is None
+        else _repeated_partitions(test_sets, refuse_interleaved=runs is None)
+    )
     if runs is None:
         runs = inferred or 1
     elif inferred is not None and int(runs) != inferred:
@@ -165,22 +170,37 @@ def _same_sets(sets: Sequence[Any], others: Sequence[Any]) -> bool:
     )
 
 
-def _repeated_partitions(test_sets: Sequence[Any]) -> int | None:
-    """R when the test sets are R consecutive runs that each partition the same points."""
+def _repeated_partitions(test_sets: Sequence[Any], *, refuse_interleaved: bool) -> int | None:
+    """R when the test sets are R consecutive runs that each partition the same points.
+
+    None when the points are not all tested equally often (ShuffleSplit and the like), or are
+    tested R > 1 times but not in R consecutive partitions; then, with `refuse_interleaved`, a
+    ValueError: folds listed fold by fold across runs, read as one run, would pair the wrong
+    folds in ``naive_folds`` (overlapping test sets by design, as LeavePOut's, take runs=1).
+    """
     sets = [np.asarray(t).ravel() for t in test_sets]
     if not sets or any(t.size == 0 for t in sets):
         return None
     counts = np.bincount(np.concatenate(sets))
     tested = counts[counts > 0]
     R = int(tested[0])
-    if not (tested == R).all() or len(sets) % R:
+    if not (tested == R).all():
         return None
     K = len(sets) // R
-    for r in range(R):
-        run = np.concatenate(sets[r * K : (r + 1) * K])
-        if run.size != tested.size or np.unique(run).size != run.size:
-            return None
-    return R
+    consecutive = len(sets) % R == 0 and all(
+        np.unique(run := np.concatenate(sets[r * K : (r + 1) * K])).size == run.size == tested.size
+        for r in range(R)
+    )
+    if consecutive:
+        return R
+    if R > 1 and refuse_interleaved:
+        raise ValueError(
+            f"every point is tested {R} times, but the {len(sets)} test sets are not {R} "
+            "consecutive runs that each partition the data (folds listed fold by fold across "
+            "runs?): order the results run by run, as RepeatedKFold yields them, or pass "
+            "runs=1 if the test sets overlap by design (LeavePOut)"
+        )
+    return None
 
 
 def from_long_frame(
