@@ -180,3 +180,24 @@ def test_plot_targets_of_random_kfold_does_not_speak_of_sources():
     titles = [ax.get_title() for ax in axes]
     assert titles[0] == "expected_cv (data at hand)"
     assert not any("source" in t for t in titles)
+
+
+# plot_targets had no x label, and a paired fit's axis did not say it was A − B ------------
+
+
+def test_plot_targets_labels_the_axis_and_a_paired_fit_says_a_minus_b():
+    pytest.importorskip("pymc")
+    from bayescv.bayes import fit, paired_comparison, plot_ppc, plot_targets
+
+    rng = np.random.default_rng(0)
+    blocks = np.repeat(np.arange(5), 20)
+    a = from_arrays(rng.gamma(2, 1, 100), blocks, scheme="random", loss_name="squared")
+    b = from_arrays(rng.gamma(2, 1, 100) + 0.1, blocks, scheme="random", loss_name="squared")
+    idata = fit(a, random_state=0)
+    labels = [ax.get_xlabel() for ax in plot_targets(idata)]
+    assert labels == ["expected loss (squared)", "variance of the CV estimate"]
+    paired, _ = paired_comparison(a, b, rope=0.01, random_state=0)
+    assert plot_targets(paired)[0].get_xlabel().startswith("difference of expected losses, A − B")
+    # plot_ppc's legend sits above the panel, where it cannot cover an error bar
+    legend = plot_ppc(idata)[0].get_legend()
+    assert legend.get_bbox_to_anchor().transformed(legend.axes.transAxes.inverted()).y0 >= 1

@@ -269,6 +269,7 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
         khat = np.atleast_1d(pooled_tail_shape(losses)["khat_pooled"].values)
         run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
         run["loss_range"] = [float(v) for v in loss_range(losses)]
+        run["loss_name"] = str(losses.attrs.get("loss_name", "unknown"))  # axis labels
         warn_heavy_tail(khat, stacklevel=4)
     diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
     idata.sample_stats.attrs.update(diag)

@@ -87,7 +87,10 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])
         ax.set_xlabel(f"{unit} (block)")
-    axes[0].legend(loc="best")
+    # Above the panel: inside, it would hide error bars wherever it went.
+    axes[0].legend(
+        loc="lower center", bbox_to_anchor=(0.5, 1.08), ncols=2, fontsize="small", frameon=False
+    )
     rep = replicated_statistics(idata, group)["spread"]
     spread = check.sel(check="spread")
     axes[2].hist(rep, bins=40, color="0.7", label=predictive)
@@ -150,6 +153,11 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     }
     # The bounds marked are posterior_intervals' (moved onto the loss's range, as the table
     # shows them); draws outside the range (a Gaussian model of squared errors) are shaded.
+    loss_name = str(idata.sample_stats.attrs.get("loss_name", "unknown"))
+    if loss_name.startswith("difference of"):  # bayescv.bayes.paired_comparison's fit
+        axis_label = "difference of expected losses, A − B\n(negative: A better)"
+    else:
+        axis_label = "expected loss" + ("" if loss_name == "unknown" else f" ({loss_name})")
     intervals = posterior_intervals(idata, level=level)
     rows = {str(t): i for i, t in enumerate(intervals["target"].values)}
     low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
@@ -172,5 +180,6 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
             ax.axvline(bound, color="C0", linestyle="--")
         ax.axvline(draws.mean(), color="C0")
         ax.set_title(titles[name])
+        ax.set_xlabel(axis_label if name != "theta" else "variance of the CV estimate")
         ax.set_yticks([])
     return axes
