@@ -92,6 +92,21 @@ def test_theta_bias_against_hand_computed_values():
     assert naive["theta_bias_se"].item() == pytest.approx(z.std(ddof=1) / 2)
 
 
+def test_theta_bias_over_the_replicates_where_the_method_gave_a_theta():
+    # naive_points' θ̂ fails in replicate 1: its bias is over replicates 0, 2, 3, against
+    # (μ̂_r − mean)² R/(R − 1) over the same replicates (mean over all four, 0.46).
+    study = toy_study()
+    study["theta_hat"][1, 0] = np.nan
+    naive = summarize(study).sel(method_name="naive_points")
+    d = np.array([0.0256, 0.0016, 0.0064]) * 4 / 3  # replicates 0, 2, 3
+    th = np.array([0.01, 0.01, 0.02])
+    assert naive["theta_n_valid"].item() == 3
+    assert naive["theta_bias"].item() == pytest.approx(th.mean() - d.mean())
+    assert naive["theta_rel_bias"].item() == pytest.approx(th.mean() / d.mean() - 1)
+    assert naive["theta_bias_se"].item() == pytest.approx((th - d).std(ddof=1) / np.sqrt(3))
+    assert summarize(toy_study())["theta_n_valid"].sel(method_name="naive_points").item() == 4
+
+
 def test_design_rules():
     fixed = toy_study("sources_fixed")
     with pytest.raises(ValueError, match="not meaningful under design 'sources_fixed'"):

@@ -205,7 +205,8 @@ def summarize(
         ``width_ratio`` (mean over replicates of width / reference width),
         ``estimate_bias`` (mean of estimate − declared target, where computable),
         ``theta_mean``, ``theta_bias`` (against the true θ = Var(μ̂)), ``theta_bias_se``,
-        ``theta_rel_bias``, ``theta_rel_bias_se``, ``theta_rmse``, ``runtime_mean`` (s),
+        ``theta_rel_bias``, ``theta_rel_bias_se``, ``theta_rmse`` (each over the replicates
+        where θ̂ is finite: ``theta_n_valid``), ``runtime_mean`` (s),
         ``n_errors``; coords ``method_target``, ``method_cost``. Scalars ``theta_true``,
         ``theta_true_se``. Attrs: design, scheme, level, scenario, the truths used (JSON).
 
@@ -343,27 +344,46 @@ def _check_truths(
 
 
 def _theta_stats(study: xr.Dataset) -> dict[str, np.ndarray | float]:
-    """Bias of θ̂ against Var(μ̂), with influence-function standard errors."""
+    """Bias of θ̂ against Var(μ̂), with influence-function standard errors.
+
+    Per method over the replicates where θ̂ is finite (``theta_n_valid``): one failed
+    replicate must not turn the whole row into NaN. The true θ is over every replicate.
+    """
     mu = study["mu_hat"].values
     r = mu.size
     d = (mu - mu.mean()) ** 2 * r / (r - 1)  # mean(d) = Var(μ̂), ddof 1
     v = d.mean()
     th = study["theta_hat"].values
-    mean = th.mean(axis=0)
-    z = th - d[:, None]
+    ok = np.isfinite(th)
+    n = ok.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = mean / v
-        rel = (th - ratio * d[:, None]) / v
+        mean = np.where(ok, th, 0).sum(axis=0) / n
+        # Var(μ̂) over the same replicates as θ̂'s mean, so a failure does not bias the ratio.
+        v_ok = np.where(ok, d[:, None], 0).sum(axis=0) / n
+        ratio = mean / v_ok
+        z = np.where(ok, th - d[:, None], np.nan)
+        rel = np.where(ok, (th - ratio * d[:, None]) / v_ok, np.nan)
+        sqrt_n = np.sqrt(n)
         return {
             "theta_mean": mean,
-            "theta_bias": mean - v,
-            "theta_bias_se": z.std(axis=0, ddof=1) / np.sqrt(r),
+            "theta_bias": mean - v_ok,
+            "theta_bias_se": _nanstd(z) / sqrt_n,
             "theta_rel_bias": ratio - 1,
-            "theta_rel_bias_se": rel.std(axis=0, ddof=1) / np.sqrt(r),
-            "theta_rmse": np.sqrt(np.mean((th - v) ** 2, axis=0)),
+            "theta_rel_bias_se": _nanstd(rel) / sqrt_n,
+            "theta_rmse": np.sqrt(np.where(ok, (th - v) ** 2, 0).sum(axis=0) / n),
+            "theta_n_valid": n.astype(np.int64),
             "theta_true": float(v),
             "theta_true_se": float(d.std(ddof=1) / np.sqrt(r)),
         }
+
+
+def _nanstd(values: np.ndarray) -> np.ndarray:
+    """Column standard deviations (ddof 1) over finite entries; NaN below two."""
+    ok = np.isfinite(values)
+    n = ok.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(ok, values, 0).sum(axis=0) / n
+        return np.sqrt(np.where(ok, (values - mean) ** 2, 0).sum(axis=0) / (n - 1))
 
 
 def decompose(study: xr.Dataset) -> xr.Dataset:
