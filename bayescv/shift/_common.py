@@ -99,6 +99,8 @@ def prepare(
     normalize: bool,
     min_ess_fraction: float,
     min_points: int,
+    *,
+    warn: bool = True,
 ) -> Prepared:
     """Validate losses and weights, look weights up by index, clip and normalise them.
 
@@ -106,6 +108,8 @@ def prepare(
     negative, NaN, infinite or all-zero weights, or fewer than `min_points` points. The
     range of a loss table's losses is kept as ``bounds``, read as :func:`bayescv.cv_intervals`
     reads it ([0, 1] for 0-1 losses without a declared range); array losses have none.
+    Unnormalised-looking weights are warned about unless `warn` is False (a check of the
+    weights alone, before the same weights are prepared again with the losses).
     """
     _check_options(clip, clip_quantile, normalize, min_ess_fraction)
     weight_attrs = {}
@@ -167,19 +171,24 @@ def prepare(
         bounds=bounds,
     )
     off = prep.mean_weight_not_1
-    if off.any():
-        r = int(np.flatnonzero(off)[0])
-        warnings.warn(
-            f"the weights average {prep.mean_weight[r]:.4g}, off 1 by a factor of "
-            f"{MEAN_WEIGHT_FACTOR:g} or more and by more than {MEAN_WEIGHT_Z:g} standard errors"
-            + (f" (in {int(off.sum())} of {off.size} replicates)" if off.size > 1 else "")
-            + ": density ratios p_T/p_S average 1 over the source points, so these look "
-            "unnormalised (a constant factor scales the 'iw' estimate but not its control "
-            "variate); pass normalize=True or rescale them (flag 'mean_weight_not_1')",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
+    if warn and off.any():
+        rows = f"in {int(off.sum())} of {off.size} replicates" if off.size > 1 else ""
+        warn_mean_weight(prep.mean_weight[off][0], rows)
     return prep
+
+
+def warn_mean_weight(mean_weight: float, rows: str = "") -> None:
+    """Warn that weights (of `rows`, such as ``"in 2 of 5 replicates"``) average `mean_weight`."""
+    warnings.warn(
+        f"the weights average {mean_weight:.4g}, off 1 by a factor of {MEAN_WEIGHT_FACTOR:g} "
+        f"or more and by more than {MEAN_WEIGHT_Z:g} standard errors"
+        + (f" ({rows})" if rows else "")
+        + ": density ratios p_T/p_S average 1 over the source points, so these look "
+        "unnormalised (a constant factor scales the 'iw' estimate but not its control "
+        "variate); pass normalize=True or rescale them (flag 'mean_weight_not_1')",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def real_array(values: Any, name: str) -> np.ndarray:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy import stats
 from sklearn.base import clone
@@ -32,6 +33,7 @@ from bayescv.shift._common import (
     settings_attrs,
     to_dataset,
     warn_low_ess,
+    warn_mean_weight,
 )
 from bayescv.shift.risk import METHODS, beta_attrs, check_request, estimates
 from bayescv.shift.weights import density_ratio_weights
@@ -50,9 +52,15 @@ class _Run:
 
     @property
     def source_risk(self) -> tuple[float, float]:
-        """Unweighted CV mean of the source losses and its naive standard error."""
-        loss = self.table["loss"].values
-        return float(loss.mean()), float(loss.std(ddof=1) / np.sqrt(loss.size))
+        """Unweighted CV mean of the source losses and its naive standard error.
+
+        For repeated CV (a ``replicate`` dim) the mean of the repetitions' means and of their
+        standard errors: each repetition re-partitions the same points, so pooling their
+        losses as independent would make the standard error √R too small.
+        """
+        loss = np.atleast_2d(self.table["loss"].values)
+        se = loss.std(axis=-1, ddof=1) / np.sqrt(loss.shape[-1])
+        return float(loss.mean(axis=-1).mean()), float(se.mean())
 
 
 def importance_weighted_cv(
@@ -104,6 +112,10 @@ def importance_weighted_cv(
         User-supplied density ratios for the source rows (then `X_target` must be None).
     cv : int, splitter or iterable, optional
         Source CV folds, as in :func:`bayescv.cross_val_losses` (default: shuffled 10-fold).
+        Repeated CV (a repeated splitter, or a list of runs) gives one interval per
+        repetition, along a leading ``replicate`` dim, as :func:`target_risk_intervals`
+        gives for a loss table with replicates; the repetitions re-partition the same
+        points, so they are not independent estimates.
     loss : str, Loss or callable, optional
         As in :func:`bayescv.cross_val_losses`.
     classifier, weight_cv, calibration
@@ -127,8 +139,9 @@ def importance_weighted_cv(
         ...). Further attrs: ``estimator``, ``cv``, ``loss_name``, ``seed``, ``weights``
         (``"estimated"`` or ``"given"``), the weights' own attrs as ``weights_*``,
         ``source_risk`` and ``source_risk_se`` (the unweighted CV mean and its naive
-        standard error, for comparison: it estimates the *source* risk) and, with both
-        methods, ``variance_ratio`` (estimated ``Var(R_β) / Var(R_W)``). Estimates and
+        standard error, for comparison: it estimates the *source* risk; for repeated CV,
+        their means over the repetitions) and, with both methods, ``variance_ratio``
+        (estimated ``Var(R_β) / Var(R_W)``, averaged over repetitions). Estimates and
         bounds are kept inside the loss's range (``loss_range`` attr: [0, 1] for
         ``"zero_one"``), flagged ``"truncated_to_range"`` for a bound and
         ``"estimate_outside_range"`` for an estimate moved onto it (a warning sign: for the
@@ -164,7 +177,10 @@ def importance_weighted_cv(
         beta=beta, clip=clip, clip_quantile=clip_quantile, normalize=normalize,
         min_ess_fraction=min_ess_fraction, seed=seed, n_jobs=n_jobs, progress=progress,
     )  # fmt: skip
-    warn_low_ess(run.prep.ess, run.prep.n, run.prep.min_ess_fraction)
+    dims = run.prep.dims
+    warn_low_ess(
+        run.prep.ess, run.prep.n, run.prep.min_ess_fraction, where="replicates" if dims else ""
+    )
     risk, risk_se = run.source_risk
     attrs: dict[str, Any] = {
         "estimator": repr(estimator),
@@ -178,9 +194,12 @@ def importance_weighted_cv(
         **run.prep.weight_attrs,
     }
     if list(methods) == list(METHODS):
-        iw, cv_var = run.est.variance[0]
+        iw, cv_var = run.est.variance.mean(axis=0)  # mean over repetitions of repeated CV
         attrs["variance_ratio"] = float(cv_var / iw) if iw > 0 else float("nan")
-    ds = to_dataset(run.est, level=level, dims=(), coords={}, attrs=attrs, bounds=run.prep.bounds)
+    ds = to_dataset(
+        run.est, level=level, dims=dims, coords=run.prep.coords, attrs=attrs,
+        bounds=run.prep.bounds,
+    )  # fmt: skip
     ds.attrs["seed"] = seed
     return ds
 
@@ -228,7 +247,7 @@ def importance_weighted_cvs(
         Source of each point; at least two sources.
     cv : int or splitter, optional
         CV over the pooled remaining sources, for each held-out source (default: shuffled
-        10-fold; an int gives shuffled K-fold).
+        10-fold; an int gives shuffled K-fold). A single run: repeated CV is refused.
     loss, classifier, weight_cv, calibration, methods, beta, clip, clip_quantile, normalize
         As in :func:`importance_weighted_cv`.
     level, min_ess_fraction
@@ -262,7 +281,8 @@ def importance_weighted_cvs(
     Raises
     ------
     ValueError
-        With fewer than two sources, or as :func:`importance_weighted_cv`.
+        With fewer than two sources, missing source labels, a repeated `cv`, or as
+        :func:`importance_weighted_cv` (the message then names the held-out source).
 
     Examples
     --------
@@ -279,11 +299,16 @@ def importance_weighted_cvs(
     if groups is None:
         raise ValueError("importance_weighted_cvs needs the source of every point (groups)")
     methods = check_request(methods, beta, level)
+    missing = int(pd.isna(np.asarray(groups, dtype=object)).sum())
+    if missing:  # np.unique would make NaN a source with no points
+        raise ValueError(f"groups has {missing} missing label(s) (NaN or None)")
     groups = np.asarray(groups)
     labels = np.unique(groups)
     if labels.size < 2:
         raise ValueError(f"need at least two sources, got {labels.size}")
-    loss_fn = get_loss(loss, estimator)
+    # The problem's classes fix the Brier formula for every held-out source, as the other
+    # sources alone may lack a class (Loss.for_targets).
+    loss_fn = get_loss(loss, estimator).for_targets(y)
     seed = resolve_seed(random_state)
     runs, truths, truth_ses, n_target = [], [], [], []
     for label, child in progress_bar(
@@ -296,12 +321,24 @@ def importance_weighted_cvs(
         source = np.flatnonzero(groups != label)
         X_s, y_s = _safe_indexing(X, source), _safe_indexing(y, source)
         X_t, y_t = _safe_indexing(X, target), _safe_indexing(y, target)
-        run = _weighted_cv(
-            estimator, X_s, y_s, X_t, None, cv=cv, loss=loss_fn, classifier=classifier,
-            weight_cv=weight_cv, calibration=calibration, methods=methods, beta=beta,
-            clip=clip, clip_quantile=clip_quantile, normalize=normalize,
-            min_ess_fraction=min_ess_fraction, seed=child, n_jobs=n_jobs, progress=False,
-        )  # fmt: skip
+        try:
+            run = _weighted_cv(
+                estimator, X_s, y_s, X_t, None, cv=cv, loss=loss_fn, classifier=classifier,
+                weight_cv=weight_cv, calibration=calibration, methods=methods, beta=beta,
+                clip=clip, clip_quantile=clip_quantile, normalize=normalize,
+                min_ess_fraction=min_ess_fraction, seed=child, n_jobs=n_jobs, progress=False,
+                warn=False,
+            )  # fmt: skip
+        except ValueError as error:  # say which held-out source the numbers are about
+            raise ValueError(
+                f"with source {np.asarray(label).item()!r} held out as the target "
+                f"({target.size} point(s); {source.size} in the other sources): {error}"
+            ) from error
+        if run.prep.dims:
+            raise ValueError(
+                "importance_weighted_cvs needs a single-run cv (an int, or a splitter that "
+                f"partitions the data once), got the repeated {run.table.attrs['cv']}"
+            )
         runs.append(run)
         model = clone(estimator).fit(X_s, y_s)
         y_pred = getattr(model, loss_fn.response_method)(X_t)
@@ -312,6 +349,10 @@ def importance_weighted_cvs(
 
     est = Estimates.stack([run.est for run in runs])
     warn_low_ess(est.ess, est.n_points, float(min_ess_fraction), where="held-out sources")
+    off = np.concatenate([run.prep.mean_weight_not_1 for run in runs])
+    if off.any():  # one warning, naming the held-out sources
+        names = ", ".join(repr(np.asarray(label).item()) for label in labels[off])
+        warn_mean_weight(est.mean_weight[off][0], f"with held-out source(s) {names}")
     first = runs[0]
     ds = to_dataset(
         est,
@@ -357,8 +398,12 @@ def _weighted_cv(
     cv: Any, loss: Any, classifier: Any, weight_cv: Any, calibration: str,
     methods: list[str], beta: str | float, clip: float | None, clip_quantile: float | None,
     normalize: bool, min_ess_fraction: float, seed: int, n_jobs: int | None, progress: bool,
+    warn: bool = True,
 ) -> _Run:  # fmt: skip
-    """CV losses on the source, weights toward the target, estimates (no warning)."""
+    """CV losses on the source, weights toward the target, estimates.
+
+    Warns about unnormalised-looking weights unless `warn` is False; never about the ESS.
+    """
     cv_seed, weight_seed = child_seeds(seed, 2)
     n_source = _num_samples(X_source)
     if weights is None:
@@ -372,14 +417,16 @@ def _weighted_cv(
             f"{np.shape(weights)}"
         )
     min_points = 3 if "iw_control_variate" in methods and beta == "optimal" else 2
-    # Check the weights before the (expensive) CV fits.
+    # Check the weights before the (expensive) CV fits; warn once, below, with the losses.
     prepare(
         np.zeros(n_source), weights if not isinstance(weights, xr.DataArray) else weights.values,
-        clip, clip_quantile, normalize, min_ess_fraction, min_points,
+        clip, clip_quantile, normalize, min_ess_fraction, min_points, warn=False,
     )  # fmt: skip
     table = cross_val_losses(
         estimator, X_source, y_source, cv=cv, loss=loss, random_state=cv_seed, n_jobs=n_jobs,
         progress=progress,
     )  # fmt: skip
-    prep = prepare(table, weights, clip, clip_quantile, normalize, min_ess_fraction, min_points)
+    prep = prepare(
+        table, weights, clip, clip_quantile, normalize, min_ess_fraction, min_points, warn=warn
+    )
     return _Run(table, weights, prep, estimates(prep, methods, beta))

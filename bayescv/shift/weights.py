@@ -262,7 +262,14 @@ def _folds(
     elif hasattr(cv, "split") and not isinstance(cv, str):
         splitter = cv
     else:
-        raise ValueError(f"cv must be an int or a splitter, got {cv!r}")
+        shown = repr(cv) if len(repr(cv)) <= 80 else f"a {type(cv).__name__}"  # not arrays
+        why = (
+            "; (train, test) pairs are not accepted, as the folds split the source and target "
+            "rows stacked: pass a splitter"
+            if hasattr(cv, "__iter__") and not isinstance(cv, str)
+            else ""
+        )
+        raise ValueError(f"cv must be an int or a splitter, got {shown}{why}")
     folds = [
         (np.asarray(tr, dtype=np.int64), np.asarray(te, dtype=np.int64))
         for tr, te in splitter.split(X, domain)
