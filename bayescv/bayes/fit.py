@@ -30,7 +30,7 @@ from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
-from bayescv.losses import is_binary, loss_range
+from bayescv.losses import effective_range, is_binary
 from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
@@ -148,6 +148,14 @@ def fit(
         ``prior_predictive``, ``posterior_predictive`` (``ybar``, ``W``), ``observed_data``
         and ``constant_data``.
 
+    Raises
+    ------
+    TypeError
+        When `losses` or `bootstrap` is not a loss table (an xarray.Dataset).
+    ValueError
+        For a malformed table, bootstrap replicates of another loss, CV scheme or blocks,
+        or an option out of its range.
+
     Warns
     -----
     SamplingWarning
@@ -188,6 +196,15 @@ def fit(
     ['expected_cv', 'ose', 'new_source']
     """
     require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.fit")
+    for name, table in (("losses", losses), ("bootstrap", bootstrap)):
+        if table is not None and not isinstance(table, xr.Dataset):
+            hint = "bayescv.from_arrays(loss, block, source=...)"
+            if hasattr(table, "columns"):
+                hint = "bayescv.from_frame(frame, loss=..., block=..., source=...)"
+            raise TypeError(
+                f"{name} must be a loss table (xarray.Dataset), got {type(table).__name__}; "
+                f"build one with {hint}"
+            )
     requested, sampler = sampler, resolve_sampler(sampler)
     counts = {"draws": draws, "tune": tune, "chains": chains, "prior_draws": prior_draws}
     for name, value in counts.items():
@@ -262,15 +279,23 @@ def fit(
     return _finish(idata, run, started, rhat_max, ess_min, losses)
 
 
-def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, losses=None):
-    """Record the diagnostics and the run's settings; warn when the sampler did not converge."""
+def _finish(
+    idata, run: dict, started: float, rhat_max: float, ess_min: float, losses=None, depth=0
+):
+    """Record the diagnostics and the run's settings; warn when the sampler did not converge.
+
+    `depth` counts the private frames between :func:`fit` and this function (1 from
+    ``_fit_binomial``), so that every warning points at the user's call of :func:`fit`.
+    """
     if losses is not None and "loss" in losses.data_vars:
         # The pooled Pareto k̂ of the losses: posterior_intervals flags every row with it.
         khat = np.atleast_1d(pooled_tail_shape(losses)["khat_pooled"].values)
         run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
-        run["loss_range"] = [float(v) for v in loss_range(losses)]
+        # A 0-1 table that declares no range (a plain CSV, independent replicates fitted
+        # with the normal model) is kept in [0, 1], as the closed-form intervals keep it.
+        run["loss_range"] = [float(v) for v in effective_range(losses)]
         run["loss_name"] = str(losses.attrs.get("loss_name", "unknown"))  # axis labels
-        warn_heavy_tail(khat, stacklevel=4)
+        warn_heavy_tail(khat, stacklevel=4 + depth)
     diag = diagnose(idata, rhat_max=rhat_max, ess_min=ess_min)
     idata.sample_stats.attrs.update(diag)
     idata.sample_stats.attrs.update({**run, "fit_seconds": time.perf_counter() - started})
@@ -279,7 +304,7 @@ def _finish(idata, run: dict, started: float, rhat_max: float, ess_min: float, l
             f"the {run['sampler']} sampler did not converge: {diag['problems']}; the posterior "
             f"and its intervals are unreliable ({convergence_advice(run)})",
             SamplingWarning,
-            stacklevel=3,
+            stacklevel=3 + depth,
         )
     return idata
 
@@ -327,19 +352,31 @@ def _fit_binomial(
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
         "target_accept": float(target_accept),
     }  # fmt: skip
-    return _finish(idata, run, started, rhat_max, ess_min, losses)
+    return _finish(idata, run, started, rhat_max, ess_min, losses, depth=1)
 
 
 def _check_bootstrap_matches(losses: xr.Dataset, bootstrap: xr.Dataset) -> None:
-    """Refuse bootstrap replicates of another loss or another CV scheme than `losses`."""
+    """Refuse bootstrap replicates of another loss or another CV scheme than `losses`.
+
+    A table that names no loss (``loss_name="unknown"``, the default of
+    :func:`bayescv.losses.from_arrays`) is compared on its scheme only.
+    """
     for name, what in (("loss_name", "loss"), ("scheme", "CV scheme")):
         mine = losses.attrs.get(name) if isinstance(losses, xr.Dataset) else None
         theirs = bootstrap.attrs.get(name) if isinstance(bootstrap, xr.Dataset) else None
+        if "unknown" in (mine, theirs):
+            continue
         if mine is not None and theirs is not None and mine != theirs:
             raise ValueError(
                 f"the bootstrap table is of another {what} ({theirs!r}) than the observed "
                 f"table ({mine!r}): bootstrap the same CV of the same loss (for two learners, "
                 "the table of their differences)"
+                + (
+                    "; if it is the same loss under another name (a plain CSV's loss is named "
+                    "after its column), set table.attrs['loss_name'] to match"
+                    if name == "loss_name"
+                    else ""
+                )
             )
 
 
@@ -373,7 +410,8 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
         ``"not_converged"`` when the fit's diagnostics failed, ``"truncated_to_range"`` when
         a bound was moved onto the losses' range (the Gaussian model's posterior can reach
-        below 0 for squared errors; :func:`bayescv.losses.loss_range`), and ``"heavy_tail"`` or
+        below 0 for squared errors; :func:`bayescv.losses.effective_range`: the declared
+        range, or [0, 1] for a table of 0-1 losses that declares none), and ``"heavy_tail"`` or
         ``"very_heavy_tail"`` when the losses' pooled Pareto k̂ (:mod:`bayescv.tails`,
         recorded by :func:`fit` in ``idata.sample_stats.attrs["khat"]``) exceeds 0.5 or 0.7:
         the normal model of the block means then understates the upper tail.

@@ -146,17 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             return _fail(f"--plot {args.plot}: {problem}")
     try:
         table = read_losses(args.losses, args)
-        bootstrap = None
-        if args.bootstrap is not None:
-            from bayescv.losses import read_table
-
-            if not args.bootstrap.is_file():
-                raise ValueError(f"{args.bootstrap}: no such file")
-            bootstrap = read_table(
-                args.bootstrap, loss=args.loss_col, block=args.block_col,
-                source=args.source_col, replicate_kind="bootstrap",
-            )  # fmt: skip
-            bootstrap = with_loss_range(bootstrap, args.loss_range, args.bootstrap)
+        bootstrap = None if args.bootstrap is None else _read_bootstrap(args, table)
     except (OSError, ValueError, TypeError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
 
@@ -197,6 +187,31 @@ def _run(args: argparse.Namespace) -> int:
         # In JSON mode stdout holds the JSON document alone.
         _plots(idata, args.plot, sys.stderr if args.fmt == "json" else sys.stdout)
     return 0
+
+
+def _read_bootstrap(args: argparse.Namespace, table: Any) -> Any:
+    """Read ``--bootstrap FILE`` as the observed table was read.
+
+    The column options and ``--scheme`` apply to it as to the losses, except that a
+    self-describing file (NetCDF, or a CSV written by :func:`bayescv.to_csv`) names its own
+    columns. A plain CSV names no loss (its ``loss_name`` is its loss column's name), so when
+    either file is one, the bootstrap table takes the observed table's loss name instead of
+    being refused as replicates of another loss.
+    """
+    from bayescv.losses import read_table
+    from bayescv.losses._io import self_describing
+
+    path = args.bootstrap
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    plain = not self_describing(path)
+    columns = {"loss": args.loss_col, "block": args.block_col, "source": args.source_col}
+    bootstrap = read_table(
+        path, **(columns if plain else {}), scheme=args.scheme, replicate_kind="bootstrap"
+    )
+    if plain or not self_describing(args.losses):
+        bootstrap.attrs["loss_name"] = table.attrs.get("loss_name", "unknown")
+    return with_loss_range(bootstrap, args.loss_range, path)
 
 
 def _summary(idata, level: float):

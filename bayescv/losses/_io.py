@@ -200,6 +200,23 @@ def _sniff(path: str | PathLike[str]) -> str:
     return "csv"
 
 
+def _headed(first_line: str) -> bool:
+    """Whether a CSV's first line is bayescv's header line (quoted, if a spreadsheet saved it)."""
+    return first_line.lstrip(' "').startswith(_CSV_HEADER.strip())
+
+
+def self_describing(path: str | PathLike[str]) -> bool:
+    """Whether a loss file names its own columns and loss: NetCDF, or a :func:`to_csv` CSV.
+
+    A plain CSV does not: :func:`read_table` takes its column options, and its loss name is
+    that of its loss column.
+    """
+    if _sniff(path) != "csv":
+        return True
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+        return _headed(fh.readline())
+
+
 def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
@@ -210,7 +227,7 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         raise ValueError(f"{path}: the file is empty; a loss CSV needs a header row and data")
     meta: dict[str, Any] = {"attrs": {}, "dtypes": {}}
     # A spreadsheet that saved the file split the line at its commas and quoted the cells.
-    headed = first.lstrip(' "').startswith(_CSV_HEADER.strip())
+    headed = _headed(first)
     if headed:
         meta = _header_meta(path, first)
     skip = int(headed)
