@@ -169,3 +169,16 @@ def test_fit_of_something_else_than_a_loss_table_names_the_builders(losses, hint
 
     with pytest.raises(TypeError, match=f"loss table \\(xarray.Dataset\\).*{hint}"):
         fit(losses)
+
+
+def test_cli_says_to_pass_the_scheme_the_bootstrap_file_records(tmp_path, capsys):
+    # A plain losses CSV without --scheme is read as random K-fold; the NetCDF replicates
+    # record leave-one-source-out. Refused before too, but by the fit, without the way out.
+    from bayescv.cli import main
+
+    _cli_files(tmp_path)
+    argv = ["bayes", str(tmp_path / "obs.csv"), "--block-col", "school"]
+    assert main([*argv, "--bootstrap", str(tmp_path / "boot.nc")]) == 2
+    err = capsys.readouterr().err
+    assert "holds replicates of 'source' CV" in err
+    assert err.strip().endswith("pass --scheme source")

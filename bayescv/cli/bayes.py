@@ -209,8 +209,15 @@ def _read_bootstrap(args: argparse.Namespace, table: Any) -> Any:
     bootstrap = read_table(
         path, **(columns if plain else {}), scheme=args.scheme, replicate_kind="bootstrap"
     )
-    if plain or not self_describing(args.losses):
+    plain_losses = not self_describing(args.losses)
+    if plain or plain_losses:
         bootstrap.attrs["loss_name"] = table.attrs.get("loss_name", "unknown")
+    theirs, mine = bootstrap.attrs.get("scheme"), table.attrs.get("scheme")
+    if plain_losses and args.scheme is None and theirs != mine:  # the losses' was a default
+        raise ValueError(
+            f"{path} holds replicates of {theirs!r} CV, but {args.losses} was read as "
+            f"{mine!r} CV: pass --scheme {theirs}"
+        )
     return with_loss_range(bootstrap, args.loss_range, path)
 
 
