@@ -200,3 +200,25 @@ def test_cli_warning_names_the_commands_options(monkeypatch, tmp_path, capsys):
     assert "--bootstrap FILE" in err
     assert "fit(" not in err
     assert "target_accept" not in err
+
+
+def test_diagnostics_name_the_block_of_a_per_block_problem():
+    # On STAR one school (30) held the whole problem; "(gamma_sd)" did not say which.
+    import xarray as xr
+
+    from bayescv.bayes._diagnostics import _element
+
+    ess = xr.Dataset(
+        {"gamma_sd": ("block", [5000.0, 200.0, 4000.0]), "tau": ((), 1200.0)},
+        coords={"block": ["a", "school 30", "c"]},
+    )
+    assert _element(ess, "gamma_sd", np.nanargmin) == "gamma_sd of block school 30"
+    assert _element(ess, "gamma_sd", np.nanargmax) == "gamma_sd of block a"
+    assert _element(ess, "tau", np.nanargmin) == "tau"
+    table = _gamma_table("source")
+    with pytest.warns(
+        bayescv.bayes.SamplingWarning, match=r"ESS bulk \d+ \(\w+( of block \w+)?\)"
+    ):
+        idata = fit(table, random_state=0, ess_min=1e9)
+    assert idata.sample_stats.attrs["worst"] in {"mu0", "tau", "nu", "gamma_sd", "rho", "theta",
+                                                 "expected_cv", "new_source"}  # fmt: skip

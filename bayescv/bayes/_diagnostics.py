@@ -60,6 +60,7 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
     low = lambda ds: {n: float(np.nanmin(ds[n].values)) for n in ds.data_vars}  # noqa: E731
     rhats, bulks, tails = flat(rhat), low(bulk), low(tail)
     worst = max(rhats, key=rhats.get)
+    lowest_bulk, lowest_tail = min(bulks, key=bulks.get), min(tails, key=tails.get)
     div = int(np.asarray(idata.sample_stats["diverging"].values).sum())
     out = {
         "rhat_max": rhats[worst],
@@ -72,10 +73,12 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
     }
     problems = []
     if not out["rhat_max"] <= rhat_max:
-        problems.append(f"r̂ {out['rhat_max']:.3f} > {rhat_max} ({worst})")
+        problems.append(
+            f"r̂ {out['rhat_max']:.3f} > {rhat_max} ({_element(rhat, worst, np.nanargmax)})"
+        )
     ess = ess_problem(
         out["ess_bulk_min"], out["ess_tail_min"], ess_min,
-        names=(min(bulks, key=bulks.get), min(tails, key=tails.get)),
+        names=(_element(bulk, lowest_bulk, np.nanargmin), _element(tail, lowest_tail, np.nanargmin)),
     )  # fmt: skip
     if ess:
         problems.append(ess)
@@ -83,6 +86,19 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
         problems.append(f"{div} divergent transitions")
     out["problems"] = "; ".join(problems)
     return out
+
+
+def _element(ds, name: str, pick) -> str:
+    """Name the variable and, for a per-block one, the block where `pick` finds the value.
+
+    With many sources one block usually holds the problem (a school whose mean loss stands
+    out, explained either by the sources' spread or by its own training-set variance).
+    """
+    values = ds[name]
+    if "block" not in values.dims:
+        return name
+    label = values["block"].values[int(pick(values.transpose("block", ...).values))]
+    return f"{name} of block {label}"
 
 
 def ess_problem(
