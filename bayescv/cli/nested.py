@@ -295,7 +295,8 @@ def _table(s: dict[str, Any]) -> str:
     sources = f", {s['n_sources']} sources ({s['source_column']!r})" if s["n_sources"] else ""
     rate = s["n_fits"] / s["wall_time_s"] if s["wall_time_s"] > 0 else float("nan")
     lines = [
-        f"Nested CV (Bates, Hastie & Tibshirani): {s['level']:.0%} interval for {s['target']}",
+        f"Nested CV (Bates, Hastie & Tibshirani): {100 * s['level']:g}% interval for "
+        f"{s['target']}",
         f"  data       {s['data']}: {s['n_rows']} rows, {s['n_features']} features, "
         f"target {s['target_column']!r} ({s['task']}){sources}",
         f"  learner    {s['learner']}: {s['estimator']}",

@@ -233,6 +233,12 @@ def losses_on_folds(
         How the pairs were fitted (pairs the batched engine cannot solve, such as a
         training set with one class, are refitted one by one in either case).
 
+    Raises
+    ------
+    ValueError
+        For infinite features (as :func:`cross_val_losses`), and as the fits and losses
+        of :func:`cross_val_losses` do.
+
     Examples
     --------
     >>> import numpy as np
@@ -244,6 +250,7 @@ def losses_on_folds(
     >>> [a.shape for a in losses], engine
     ([(5,), (5,)], 'batched')
     """
+    _check_features(X)  # before the first fit, as cross_val_losses (nested CV calls this)
     folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]
     losses, _, engine = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
     return losses, engine

@@ -21,7 +21,7 @@ from sklearn.utils import _safe_indexing, indexable
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, resolve_seed
-from bayescv.cv._fit import _check_features, _fold_losses, _route_params
+from bayescv.cv._fit import _check_features, _check_response, _fold_losses, _route_params
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
     _check_partition,
@@ -36,7 +36,7 @@ from bayescv.cv._splits import (
     _stratifies,
     balanced_group_folds,
 )
-from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
+from bayescv.cv.loss_functions import Loss, check_target, get_loss, loss_range_for
 from bayescv.losses import from_arrays
 
 __all__ = ["bootstrap_cv_losses", "cross_val_losses"]
@@ -107,7 +107,9 @@ def cross_val_losses(
         Number of independent random partitions. With more than one, the table gains a
         ``replicate`` dimension with ``replicate_kind="repeat"``; a shuffling splitter's
         ``random_state`` is then replaced by an independent child seed per repeat. Must be 1
-        when `cv` repeats itself (a repeated splitter or a list of runs).
+        when `cv` repeats itself (a repeated splitter or a list of runs) or does not shuffle
+        (leave-one-source-out, the default with `groups`: pass an int `cv` to repeat
+        shuffled GroupKFold).
     random_state : None, int or numpy.random.Generator
         Seeds every partition; the resolved integer seed is stored in the table's ``seed``
         attribute.
@@ -162,7 +164,9 @@ def cross_val_losses(
         do not partition the data in some repetition (naming the splitter, the repetition
         and the first point tested twice or never), a fold whose training and test sets
         overlap, ``n_repeats > 1`` with a deterministic or a repeated splitter or a list of
-        runs, a NaN or infinite loss (naming its cause), or a bad loss table (see
+        runs, a continuous `y` (:func:`sklearn.utils.multiclass.type_of_target`) with a
+        classifier or a loss that compares class labels (zero-one, log, Brier), a NaN or
+        infinite loss (naming its cause), or a bad loss table (see
         :func:`bayescv.losses.validate`). A fit that fails on features beyond about 1.3e154,
         whose squares overflow float64, says so.
 
@@ -202,6 +206,8 @@ def cross_val_losses(
     if n_repeats > 1 and hasattr(cv, "split") and _repeats_itself(cv):
         _refuse_double_repeats(n_repeats, _describe(cv))
     loss_fn = get_loss(loss, estimator)
+    _check_response(estimator, loss_fn)  # a missing predict_proba first, as nested_cv
+    check_target(estimator, y, loss_fn)
     seed = resolve_seed(random_state)
     stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
     n = len(y)
@@ -309,6 +315,8 @@ def bootstrap_cv_losses(
             f"{_describe(cv)}; pass its single-run splitter (e.g. KFold instead of RepeatedKFold)"
         )
     loss_fn = get_loss(loss, estimator)
+    _check_response(estimator, loss_fn)  # a missing predict_proba first, as nested_cv
+    check_target(estimator, y, loss_fn)
     stratify = (cv is None or _is_int(cv)) and _stratifies(estimator, y)
     seed = resolve_seed(random_state)
     n = len(y)

@@ -134,12 +134,19 @@ def _splitter(
 
     ``cv=None`` is leave-one-group-out with `groups`, else ``cv=DEFAULT_N_SPLITS``. An int is
     a shuffled GroupKFold with `groups`, else a shuffled StratifiedKFold where `stratify`,
-    else a shuffled KFold. Repeated CV (`replicated`) needs a shuffling splitter and replaces
-    its seed; bootstrap replicates also get a fresh seed, but a deterministic splitter is fine
-    there since each replicate partitions different data.
+    else a shuffled KFold. Repeated CV (`replicated`) needs a shuffling splitter (so not the
+    default leave-one-group-out) and replaces its seed; bootstrap replicates also get a fresh
+    seed, but a deterministic splitter is fine there since each replicate partitions different
+    data.
     """
     if cv is None:
         if groups is not None:
+            if replicated and not bootstrap:
+                raise ValueError(
+                    "n_repeats > 1 with groups and cv=None: leave-one-source-out has a single "
+                    "partition, so every replicate would repeat it; pass n_repeats=1, or an int "
+                    "cv for repeated shuffled GroupKFold"
+                )
             return LeaveOneGroupOut()
         cv = DEFAULT_N_SPLITS
     if _is_int(cv):

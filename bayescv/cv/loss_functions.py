@@ -5,6 +5,8 @@ The built-in losses agree with scikit-learn's metrics: their mean over the test 
 :func:`~sklearn.metrics.mean_absolute_error`, :func:`~sklearn.metrics.log_loss` and
 :func:`~sklearn.metrics.brier_score_loss` (tested). Nothing is clipped: a log loss where the
 model gives the true class probability 0 is infinite, and the loss table refuses it.
+:func:`check_target` refuses class-label work (a classifier, or a loss that compares
+labels) on a continuous target before any fit.
 """
 
 from __future__ import annotations
@@ -15,8 +17,17 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import is_classifier
+from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["LOSSES", "SCORER_LOSSES", "Loss", "get_loss", "loss_range_for", "make_loss"]
+__all__ = [
+    "LOSSES",
+    "SCORER_LOSSES",
+    "Loss",
+    "check_target",
+    "get_loss",
+    "loss_range_for",
+    "make_loss",
+]
 
 
 @dataclass(frozen=True)
@@ -340,3 +351,45 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     if callable(loss):
         return make_loss(loss)
     raise TypeError(f"loss must be a name, a Loss or a callable, not {type(loss).__name__}")
+
+
+def check_target(estimator: Any, y: Any, loss: Loss) -> None:
+    """Refuse class-label work on a continuous target, before anything is fitted.
+
+    A classifier cannot be fitted to a continuous target (scikit-learn refuses it only at the
+    first fit), and the zero-one, log and Brier losses compare class labels: on a
+    continuous target every zero-one loss of a regressor is 1 (its predictions never equal
+    the targets exactly), an interval "1 [1, 1]" that looks like a result. A target is
+    continuous when :func:`sklearn.utils.multiclass.type_of_target` says so (floats that are
+    not all integers); integer-valued targets pass, as scikit-learn reads them as classes.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+        The learner.
+    y : array-like
+        The targets.
+    loss : Loss
+        The resolved loss.
+
+    Raises
+    ------
+    ValueError
+        When `y` is continuous and `estimator` is a classifier or `loss` compares labels.
+    """
+    classifier = is_classifier(estimator)
+    labels_loss = loss.needs_classes or loss == LOSSES["zero_one"]
+    if not (classifier or labels_loss):
+        return
+    kind = type_of_target(y, input_name="y")
+    if not kind.startswith("continuous"):
+        return
+    what = (
+        f"the estimator ({type(estimator).__name__}) is a classifier"
+        if classifier
+        else f"loss {loss.name!r} compares class labels"
+    )
+    raise ValueError(
+        f"y is a continuous target (type_of_target: {kind!r}), not class labels, and {what}; "
+        "use a regressor with loss 'squared' or 'absolute'"
+    )

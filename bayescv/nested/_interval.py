@@ -256,7 +256,8 @@ def nested_cv(
     ------
     ValueError
         For fewer than 3 folds, fewer than 2 units per fold, bad options, mismatched
-        lengths, or a continuous `y` (:func:`sklearn.utils.multiclass.type_of_target`)
+        lengths, infinite features (before any fit, as :func:`bayescv.cv.cross_val_losses`),
+        or a continuous `y` (:func:`sklearn.utils.multiclass.type_of_target`)
         with a classifier or a loss that compares class labels (zero-one, log, Brier).
 
     Notes

@@ -9,10 +9,8 @@ import math
 from typing import Any
 
 import numpy as np
-from sklearn.base import is_classifier
-from sklearn.utils.multiclass import type_of_target
 
-from bayescv.cv.loss_functions import LOSSES, Loss
+from bayescv.cv.loss_functions import check_target
 
 __all__ = ["check_target", "positive_int", "resolve_inflation_bounds"]
 
@@ -79,45 +77,3 @@ def resolve_inflation_bounds(bounds: Any, k: int) -> tuple[float, float] | None:
     if not 0 <= lo <= hi:
         raise ValueError(f"inflation_bounds need 0 <= lo <= hi, got {bounds!r}")
     return (lo, hi)
-
-
-def check_target(estimator: Any, y: Any, loss: Loss) -> None:
-    """Refuse class-label work on a continuous target, before anything is fitted.
-
-    A classifier cannot be fitted to a continuous target (scikit-learn refuses it only at the
-    first fit), and the zero-one, log and Brier losses compare class labels: on a
-    continuous target every zero-one loss of a regressor is 1 (its predictions never equal
-    the targets exactly), an interval "1 [1, 1]" that looks like a result. A target is
-    continuous when :func:`sklearn.utils.multiclass.type_of_target` says so (floats that are
-    not all integers); integer-valued targets pass, as scikit-learn reads them as classes.
-
-    Parameters
-    ----------
-    estimator : scikit-learn estimator
-        The learner.
-    y : array-like
-        The targets.
-    loss : Loss
-        The resolved loss.
-
-    Raises
-    ------
-    ValueError
-        When `y` is continuous and `estimator` is a classifier or `loss` compares labels.
-    """
-    classifier = is_classifier(estimator)
-    labels_loss = loss.needs_classes or loss == LOSSES["zero_one"]
-    if not (classifier or labels_loss):
-        return
-    kind = type_of_target(y, input_name="y")
-    if not kind.startswith("continuous"):
-        return
-    what = (
-        f"the estimator ({type(estimator).__name__}) is a classifier"
-        if classifier
-        else f"loss {loss.name!r} compares class labels"
-    )
-    raise ValueError(
-        f"y is a continuous target (type_of_target: {kind!r}), not class labels, and {what}; "
-        "use a regressor with loss 'squared' or 'absolute'"
-    )
