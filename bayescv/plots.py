@@ -311,5 +311,5 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     if ax2 is not None:
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)
-        ax2.set_xlabel(f"expected loss ({result.attrs.get('level', 0.95):.0%} interval)")
+        ax2.set_xlabel(f"expected loss ({100 * result.attrs.get('level', 0.95):g}% interval)")
     return ax

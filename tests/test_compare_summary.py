@@ -228,3 +228,10 @@ def test_stacked_studies_with_repeated_replicate_labels_are_refused():
         summarize(stacked)
     renumbered = stacked.assign_coords(replicate=np.arange(8))
     assert summarize(renumbered)["n_valid"].sel(method_name="naive_points", target="err_xy") == 8
+
+
+def test_table_states_the_nominal_level_unrounded():
+    # A 97.5 % study read "nominal coverage 98%" (":.0f").
+    study = toy_study()
+    study.attrs["level"] = 0.975
+    assert "nominal coverage 97.5%" in summary_table(summarize(study))

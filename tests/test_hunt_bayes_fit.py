@@ -182,3 +182,13 @@ def test_cli_says_to_pass_the_scheme_the_bootstrap_file_records(tmp_path, capsys
     err = capsys.readouterr().err
     assert "holds replicates of 'source' CV" in err
     assert err.strip().endswith("pass --scheme source")
+
+
+def test_cli_states_the_level_unrounded(tmp_path, capsys):
+    # --level 0.975 printed "98% intervals".
+    from bayescv.cli import main
+
+    _cli_files(tmp_path)
+    argv = ["bayes", str(tmp_path / "obs.csv"), "--block-col", "school", "--scheme", "source"]
+    assert main([*argv, "--bootstrap", str(tmp_path / "boot.nc"), "--level", "0.975"]) == 0
+    assert "97.5% intervals" in capsys.readouterr().out

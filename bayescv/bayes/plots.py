@@ -82,7 +82,9 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         x = np.arange(sub.sizes["check"])
         mid = sub["predictive_mean"].values
         err = np.vstack([mid - sub["lower"].values, sub["upper"].values - mid])
-        ax.errorbar(x, mid, yerr=err, fmt="o", color="0.6", label=f"{predictive} ({level:.0%})")
+        ax.errorbar(
+            x, mid, yerr=err, fmt="o", color="0.6", label=f"{predictive} ({100 * level:g}%)"
+        )
         ax.plot(x, sub["observed"].values, "x", color="C3", label="observed")
         _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])

@@ -293,7 +293,7 @@ def _print_table(table, summary, intervals, diag) -> None:
     }  # fmt: skip
     targets = [str(t) for t in intervals["target"].values]
     legend = "; ".join(f"{t}: {meaning[t]}" for t in targets if t in meaning)
-    print(f"\n{intervals.attrs['level']:.0%} intervals ({intervals.attrs['kind']}; {legend})")
+    print(f"\n{100 * intervals.attrs['level']:g}% intervals ({intervals.attrs['kind']}; {legend})")
     print(frame.to_string(float_format="{:.5g}".format))
 
 

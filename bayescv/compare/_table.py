@@ -89,7 +89,7 @@ def summary_table(summary: xr.Dataset) -> str:
     a = summary.attrs
     lines = [
         f"{a.get('scenario', '')}: design {a['design']}, CV {a['scheme']}, "
-        f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:.0f}%, "
+        f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:g}%, "
         f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {float(summary['theta_true_se']):.2g}",
         f"truths: {a['truths']}; "
         + (

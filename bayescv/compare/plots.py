@@ -240,7 +240,7 @@ def plot_intervals(
         undefined = f"; {order.size - n_defined} without an interval" * (n_defined < order.size)
         ax.set_title(
             f"{method}: {100 * covered[defined].mean():.0f}% of {n_defined} cover {target} "
-            f"(nominal {100 * level:.0f}%{undefined})"
+            f"(nominal {100 * level:g}%{undefined})"
         )
     else:  # as plot_theta leaves a method without estimates empty
         ax.set_title(f"{method}: no intervals to show ({order.size} replicates without one)")
