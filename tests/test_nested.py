@@ -391,7 +391,12 @@ def test_negative_mse_without_clipping_is_flagged_not_hidden():
     assert res["flag"].item() == "negative_variance"
     clipped = nested_cv(OLS(), X, y, n_splits=5, n_repeats=1, random_state=seed)
     assert clipped["se"].item() == pytest.approx(float(clipped["naive_se"]))  # lower bound 1
-    assert clipped["flag"].item() == ""
+    assert clipped["flag"].item() == "negative_mse"  # the width is the clip's (it read "")
+    # bounds (0, ∞): a zero width, which read "zero_variance" alone, as if the mse were 0
+    floor = nested_cv(
+        OLS(), X, y, n_splits=5, n_repeats=1, inflation_bounds=(0, np.inf), random_state=seed
+    )
+    assert set(floor["flag"].item().split(",")) == {"zero_variance", "negative_mse"}
 
 
 def test_longer_run_extends_a_shorter_one():

@@ -208,7 +208,8 @@ def nested_cv(
         Bounds (lo, hi) on the inflation factor se/naive_se. ``"code"``: (1, √K), as in the
         authors' code: the interval is never narrower than the naive one, nor wider than
         √K times it (the SE a single fold would give). None: no clipping, as in the paper's
-        text; a negative mse then gives a NaN interval flagged ``"negative_variance"``.
+        text; a negative mse then gives a NaN interval flagged ``"negative_variance"``
+        (clipped, its interval has the lower bound's width, flagged ``"negative_mse"``).
         Default ``"code"``: mse is a difference of two noisy means and is often negative or
         too large when n_repeats is small; clipping keeps the interval sane.
     random_state : None, int or numpy.random.Generator
@@ -372,6 +373,8 @@ def nested_cv(
     estimate, se, lower, upper, flag = nested_bounds(
         centre, variance, level=level, loss_range=loss_range, edge=edge, n_units=n_units
     )
+    if bounds is not None and se_raw2 < 0:  # the width is the clip's, not an estimate's
+        flag = ",".join(f for f in (flag, "negative_mse") if f)
     with np.errstate(divide="ignore", invalid="ignore"):
         inflation = float(np.float64(se) / naive)
         inflation_raw = float(np.sqrt(se_raw2) / naive) if se_raw2 >= 0 else math.nan
