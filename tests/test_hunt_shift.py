@@ -135,3 +135,23 @@ def test_per_source_check_warns_once_about_far_off_weights_and_names_the_sources
     assert flagged == [True, False, True]
     assert len(messages) == 1
     assert "held-out source(s) 'a', 'c'" in messages[0]
+
+
+@pytest.mark.parametrize("weight", ["balanced", {0: 1.0, 1: 3.0}])
+def test_a_raw_domain_classifier_with_class_weights_is_refused(weight):
+    # class_weight="balanced" already undoes the domains' sizes; with the factor n_S/n_T on
+    # top and no recalibration, 400 source against 100 target points gave weights averaging
+    # 3.97, not 1. Recalibrated (the default for a user's classifier), the probabilities
+    # follow the domain sizes again: mean weight 0.99 with or without class weights.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from bayescv.shift import density_ratio_weights
+
+    rng = np.random.default_rng(0)
+    xs, xt = rng.normal(0, 1, (400, 1)), rng.normal(0.3, 1, (100, 1))
+    clf = make_pipeline(StandardScaler(), LogisticRegression(class_weight=weight))
+    with pytest.raises(ValueError, match="logisticregression__class_weight"):
+        density_ratio_weights(xs, xt, classifier=clf, calibration="none", random_state=0)
+    calibrated = density_ratio_weights(xs, xt, classifier=clf, random_state=0)
+    assert abs(calibrated.attrs["mean_weight"] - 1) < 0.1

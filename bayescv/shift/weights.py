@@ -151,7 +151,9 @@ def density_ratio_weights(
     Raises
     ------
     ValueError
-        If the classifier has no ``predict_proba``, the feature counts differ, either
+        If the classifier has no ``predict_proba`` or, with ``calibration="none"``, sets
+        ``class_weight`` (which would undo the domains' sizes a second time), the feature
+        counts differ, either
         domain has fewer than `cv` points, a fold misses a domain, the folds do not cover
         every source point once, or the classifier gives a source point
         ``P(source | x) = 0`` (an infinite weight: no support overlap).
@@ -180,6 +182,20 @@ def density_ratio_weights(
         )
     if calibration == "auto":
         calibration = "none" if classifier is None else "sigmoid"
+    if calibration == "none" and hasattr(classifier, "get_params"):
+        # Recalibrated probabilities follow the training set's domain sizes again; raw ones
+        # of a class-weighted classifier do not, and n_S/n_T would be undone twice.
+        weighted = {
+            k: v for k, v in classifier.get_params().items()
+            if k.split("__")[-1] == "class_weight" and v is not None
+        }  # fmt: skip
+        if weighted:
+            raise ValueError(
+                f"the domain classifier sets {weighted} and calibration='none': class weights "
+                "undo the domains' sizes, which density_ratio_weights undoes itself (the "
+                "factor n_S/n_T), so the weights would be off by that factor; pass the "
+                "classifier without class_weight, or calibrate its probabilities"
+            )
     base = (
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
         if classifier is None
