@@ -168,9 +168,10 @@ def load_dataframe(
     Raises
     ------
     ValueError
-        If a column is missing, the frame is empty, `features` is empty or includes the
-        target or source, `source` is the target, a value is missing or infinite, a
-        feature holds dates or numbers stored as text, or a source has a single row.
+        If a column is missing or named twice in the frame, the frame is empty, `features`
+        is empty or includes the target or source, `source` is the target, a value is
+        missing or infinite, a feature holds dates or numbers stored as text, or a source
+        has a single row.
 
     Examples
     --------
@@ -203,6 +204,13 @@ def load_dataframe(
     missing = [c for c in [target, source, *features] if c is not None and c not in frame.columns]
     if missing:
         raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
+    repeated = set(frame.columns[frame.columns.duplicated()])
+    doubled = [c for c in dict.fromkeys([target, source, *features]) if c in repeated]
+    if doubled:
+        raise ValueError(
+            f"duplicate column(s) {doubled}: the frame has several columns of that name; drop "
+            "or rename the others"
+        )
     used = frame[[*features, target] + ([source] if source else [])]
     if used.isna().any().any():
         bad = used.columns[used.isna().any()].tolist()

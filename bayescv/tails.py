@@ -164,6 +164,20 @@ def _tail_inputs(losses: xr.Dataset) -> tuple[np.ndarray, dict, bool, bool]:
     return values, attrs, True, two_sided
 
 
+def _why_no_khat(values: np.ndarray, pooled: np.ndarray) -> str:
+    """Say why the pooled k̂ is NaN (for the first replicate without one), or ``""``."""
+    missing = np.flatnonzero(np.isnan(pooled))
+    if missing.size == 0:
+        return ""
+    row = values[missing[0]]
+    where = f" (replicate {missing[0]})" if values.shape[0] > 1 else ""
+    if row.size < MIN_TAIL_POINTS:
+        return f"{row.size} losses{where}, fewer than {MIN_TAIL_POINTS}: no k-hat"
+    if np.ptp(row) == 0:
+        return f"all losses equal{where}: no tail, no k-hat"
+    return f"the largest losses are tied{where}: no k-hat"
+
+
 def _pooled(
     losses: xr.Dataset, values: np.ndarray, attrs: dict, fit: bool, two_sided: bool
 ) -> xr.Dataset:
@@ -173,6 +187,7 @@ def _pooled(
     if fit:
         for r in range(values.shape[0]):
             pooled[r], n_pooled[r] = _upper_and_lower(values[r], two_sided)
+        attrs = {**attrs, "note": _why_no_khat(values, pooled)}
     with np.errstate(invalid="ignore", divide="ignore"):
         se_pooled = (1 + pooled) / np.sqrt(n_pooled)
     replicated = "replicate" in losses["loss"].dims

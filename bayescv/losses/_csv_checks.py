@@ -5,6 +5,7 @@ Used by :mod:`bayescv.losses._io`; every message starts with the file's path.
 
 from __future__ import annotations
 
+import re
 from os import PathLike
 
 import numpy as np
@@ -37,6 +38,17 @@ def check_columns(path: str | PathLike[str], header: list[str], named: dict[str,
                     "with pandas.read_csv(path, skipinitialspace=True) and pass the frame to "
                     "bayescv.losses.from_frame"
                 )
+            elif header and header[0].lower().startswith("sep="):
+                hint = (
+                    "; the file starts with a spreadsheet's delimiter line (sep=...): delete "
+                    "that line"
+                )
+            elif len(header) == 1 and "\t" in header[0]:
+                hint = (
+                    "; the file looks tab-delimited: save it with commas, or read it with "
+                    "pandas.read_csv(path, sep='\\t') and pass the frame to "
+                    "bayescv.losses.from_frame"
+                )
             elif len(header) == 1 and ";" in header[0]:
                 hint = (
                     "; the file looks semicolon-delimited (as spreadsheets that write decimal "
@@ -65,14 +77,14 @@ def check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str
 
 def parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
     values = text.to_numpy()
-    words = pd.Series(values).astype(str).str.strip()
-    if words.isin(["True", "False"]).all():
-        # A bool column as pandas writes it (0-1 losses kept as bools): 1 for True, as
-        # from_arrays reads bool losses. Only a whole column of them: a stray "True" among
-        # numbers is more likely a mistake, and is refused below.
-        return (words == "True").to_numpy(dtype=float)
+    words = pd.Series(values).astype(str).str.strip().str.lower()
+    if words.isin(["true", "false"]).all():
+        # A bool column as pandas writes it (0-1 losses kept as bools), or as a spreadsheet
+        # saves it (TRUE, FALSE): 1 for True, as from_arrays reads bool losses. Only a whole
+        # column of them: a stray "True" among numbers is more likely a mistake, refused below.
+        return (words == "true").to_numpy(dtype=float)
     try:
-        return np.asarray(values, dtype=float)
+        parsed = np.asarray(values, dtype=float)
     except ValueError:
         for row, value in enumerate(values):
             try:
@@ -83,7 +95,21 @@ def parse_losses(path: str | PathLike[str], text: pd.Series) -> np.ndarray:
                     if not str(value).strip()
                     else (f"non-numeric loss {value!r}")
                 )
+                hint = (
+                    "; it has a decimal comma: write decimal points, or read the file with "
+                    "pandas.read_csv(path, decimal=',') and pass the frame to "
+                    "bayescv.losses.from_frame"
+                    if re.fullmatch(r"\s*[-+]?\d*,\d+\s*", str(value))
+                    else ""
+                )
                 raise ValueError(
-                    f"{path}: {what} in column {text.name!r}, data row {row + 1}"
+                    f"{path}: {what} in column {text.name!r}, data row {row + 1}{hint}"
                 ) from None
         raise  # pragma: no cover - numpy and float() disagree
+    bad = np.flatnonzero(~np.isfinite(parsed))
+    if bad.size:  # named here by its row in the file, not by its place in the table
+        raise ValueError(
+            f"{path}: NaN or infinite loss {values[bad[0]]!r} in column {text.name!r}, data "
+            f"row {bad[0] + 1} ({bad.size} such row(s))"
+        )
+    return parsed

@@ -8,6 +8,7 @@ every interval method applies to it: :func:`bayescv.paired_comparison` (closed f
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescv.losses._range import loss_range
@@ -23,7 +24,9 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
     ----------
     losses_a, losses_b : xarray.Dataset
         Loss tables of learners A and B on the same data and folds (same ``block`` and
-        ``index`` for every point, same replicates).
+        ``index`` for every point, same replicates). The points may come in another order
+        in B (tables read from files or frames sorted otherwise): B's losses are matched to
+        A's by (block, index), when each such pair occurs once per replicate.
 
     Returns
     -------
@@ -52,20 +55,28 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
             "the two tables differ in shape "
             f"{losses_a['loss'].shape} vs {losses_b['loss'].shape}: not the same splits"
         )
-    for coord in ("block", "index"):
-        if coord in losses_a.coords and coord in losses_b.coords:
-            if not np.array_equal(losses_a[coord].values, losses_b[coord].values):
-                raise ValueError(
-                    f"the two tables differ in {coord!r}: compare learners on the same "
-                    "splits (same cv splitter and random_state, or cv=list of folds)"
-                )
-        elif coord == "block":
-            raise ValueError("both tables need a 'block' coordinate")
+    if "block" not in losses_a.coords or "block" not in losses_b.coords:
+        raise ValueError("both tables need a 'block' coordinate")
+    loss_b = losses_b["loss"].values
+    same = {
+        coord: np.array_equal(losses_a[coord].values, losses_b[coord].values)
+        for coord in ("block", "index")
+        if coord in losses_a.coords and coord in losses_b.coords
+    }
+    if not all(same.values()):
+        order = _matching_rows(losses_a, losses_b)
+        if order is None:
+            coord = next(c for c, equal in same.items() if not equal)
+            raise ValueError(
+                f"the two tables differ in {coord!r}: compare learners on the same "
+                "splits (same cv splitter and random_state, or cv=list of folds)"
+            )
+        loss_b = np.take_along_axis(np.atleast_2d(loss_b), order, axis=-1).reshape(loss_b.shape)
     diff = losses_a.copy()
     with np.errstate(over="ignore", invalid="ignore"):
-        diff["loss"] = losses_a["loss"] - losses_b["loss"]
+        diff["loss"] = losses_a["loss"] - loss_b
     overflow = ~np.isfinite(diff["loss"].values) & np.isfinite(losses_a["loss"].values)
-    if (overflow & np.isfinite(losses_b["loss"].values)).any():
+    if (overflow & np.isfinite(loss_b)).any():
         raise ValueError(
             "the loss differences A - B overflow float64 (losses near ±1.8e308); rescale both "
             "tables by the same factor"
@@ -82,3 +93,30 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
     low, high = min(low_a, low_b), max(high_a, high_b)
     diff.attrs["loss_range"] = [low - high, high - low]
     return validate(diff)
+
+
+def _matching_rows(losses_a: xr.Dataset, losses_b: xr.Dataset) -> np.ndarray | None:
+    """Positions in B of A's points, per replicate, when both hold the same points.
+
+    Tables built from frames or files whose rows come in another order hold the same
+    (block, index) points in another order within each block. Returns an int array of shape
+    (n_replicates, n_obs), or None when the points differ or a (block, index) pair repeats
+    (bootstrap replicates), which leaves the matching ambiguous.
+    """
+    if "index" not in losses_a.coords or "index" not in losses_b.coords:
+        return None
+    blocks_a, blocks_b = (np.atleast_2d(t["block"].values) for t in (losses_a, losses_b))
+    rows_a, rows_b = (np.atleast_2d(t["index"].values) for t in (losses_a, losses_b))
+    if blocks_a.dtype.kind != blocks_b.dtype.kind:
+        return None
+    orders = []
+    for r in range(blocks_a.shape[0]):
+        keys_a = pd.MultiIndex.from_arrays([blocks_a[r], rows_a[r]])
+        keys_b = pd.MultiIndex.from_arrays([blocks_b[r], rows_b[r]])
+        if not (keys_a.is_unique and keys_b.is_unique):
+            return None
+        where = keys_b.get_indexer(keys_a)
+        if (where < 0).any():
+            return None
+        orders.append(where)
+    return np.stack(orders)

@@ -35,13 +35,16 @@ def from_frame(
     loss, block : str
         Names of the loss and block-label columns.
     source, index : str, optional
-        Names of the source-label and original-row columns. Without `index`, the frame's
-        own index gives the rows when it holds distinct integers ≥ 0 in each run (a frame
-        filtered from your data keeps its row labels); else the rows are numbered 0, 1, ...,
-        in each run (concatenated per-fold frames, whose labels repeat, included).
+        Names of the source-label and original-row columns; by default the columns named
+        ``source`` and ``index`` when the frame has them (as :func:`to_frame` writes them).
+        Without an index column, the frame's own index gives the rows when it holds
+        distinct integers ≥ 0 in each run (a frame filtered from your data keeps its row
+        labels); else the rows are numbered 0, 1, ..., in each run (concatenated per-fold
+        frames, whose labels repeat, included).
     replicate : str, optional
         Name of a column numbering CV runs; each run must have the same number of rows.
-        Its sorted distinct values become the ``replicate`` coordinate.
+        Its sorted distinct values become the ``replicate`` coordinate. By default the
+        column named ``replicate`` when the frame has one.
     scheme : {"random", "source"}, optional
         As in :func:`from_arrays`.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
@@ -71,6 +74,14 @@ def from_frame(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    # The columns to_frame writes are read by default, as read_table reads them from a CSV:
+    # ignoring them would turn a source table into a random one, and runs into one run.
+    found = lambda role, given: role if given is None and role in frame.columns else given  # noqa: E731
+    source, index, replicate = (
+        found("source", source),
+        found("index", index),
+        found("replicate", replicate),
+    )
     named = {
         "loss": loss,
         "block": block,

@@ -66,7 +66,8 @@ def read_csv(path: str | PathLike[str]) -> xr.Dataset:
     A file without the bayescv header line is read as a plain long-format CSV with columns
     ``block``, ``loss`` and optionally ``source``, ``index`` and ``replicate``; use
     :func:`read_table` or :func:`from_frame` for other column names. A loss column of
-    ``True``/``False`` only (a bool column as pandas writes it) is read as 1/0.
+    ``True``/``False`` only (a bool column as pandas writes it; ``TRUE``/``FALSE`` as a
+    spreadsheet saves it) is read as 1/0.
 
     Parameters
     ----------
@@ -413,14 +414,21 @@ def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:
     Parameters
     ----------
     path : str or path-like
-        NetCDF file written by :func:`to_netcdf`.
+        NetCDF file written by :func:`to_netcdf` (NetCDF-4), or a classic NetCDF file
+        holding a loss table.
 
     Returns
     -------
     xarray.Dataset
         The loss table.
     """
-    return _read_netcdf(path, engine="h5netcdf")
+    kind = _sniff(path)
+    if kind == "csv":
+        raise ValueError(
+            f"{path}: not a NetCDF file (it does not start with a NetCDF signature); read a "
+            "CSV with read_table or read_csv"
+        )
+    return _read_netcdf(path, engine="h5netcdf" if kind == "netcdf4" else "scipy")
 
 
 def _read_netcdf(path: str | PathLike[str], *, engine: str) -> xr.Dataset:

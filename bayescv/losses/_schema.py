@@ -268,7 +268,12 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
             f"mismatched lengths: '{name}' has shape {arr.shape} but the losses have shape {shape}"
         )
     if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
-        raise ValueError(f"'{name}' labels contain NaN or infinite values")
+        bad = ~np.isfinite(arr)
+        where = [p[0] if len(p) == 1 else p for p in np.argwhere(bad)[:5].tolist()]
+        raise ValueError(
+            f"'{name}' labels contain NaN or infinite values at {int(bad.sum())} position(s), "
+            f"the first {where}; every point needs a {name} label"
+        )
     if arr.dtype.kind == "O":
         arr = arr.astype(str)
     if arr.dtype.kind not in "iuU" and not (arr.dtype.kind == "f" and name != "index"):
@@ -359,13 +364,14 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, replicate_kind: str) -> xr
     Raises
     ------
     ValueError
-        If `replicate_kind` is unknown, `tables` is empty, or the tables differ in size, scheme or
-        presence of sources.
+        If `replicate_kind` is unknown, `tables` is empty, or the tables differ in size, scheme,
+        loss (``loss_name``) or presence of sources.
     """
     if replicate_kind not in REPLICATE_KINDS:
         raise ValueError(
             f"unknown replicate kind {replicate_kind!r}; expected one of {REPLICATE_KINDS}"
         )
+    tables = list(tables)
     if not tables:
         raise ValueError("empty input: no tables to stack")
     for t in tables:
@@ -381,6 +387,12 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, replicate_kind: str) -> xr
         raise ValueError("tables mix CV schemes ('random' and 'source')")
     if any(("source" in t.coords) != ("source" in first.coords) for t in tables):
         raise ValueError("some tables have sources and others do not")
+    names = list(dict.fromkeys(t.attrs.get("loss_name") for t in tables))
+    if len(names) > 1:
+        raise ValueError(
+            f"the tables hold different losses ({names}): the replicates of one table are "
+            "runs of the same loss; stack the tables of each loss separately"
+        )
     attrs = {k: v for k, v in first.attrs.items() if k not in ("created", "replicate_kind")}
     return from_arrays(
         np.stack([t["loss"].values for t in tables]),
