@@ -87,7 +87,7 @@ W = np.array([0.5, 1.5, 1.0, 2.0, 0.5])
 CASES = [
     # ------------------------------------------------------------ loss tables in memory
     Case("nan loss", lambda t: from_arrays([0.1, np.nan, 0.3, 0.4], [0, 0, 1, 1]),
-         ValueError, ("1 NaN or infinite value(s)", "position [1]")),
+         ValueError, ("1 NaN or infinite value(s)", "at index 1")),
     Case("inf log loss hint", lambda t: from_arrays([np.inf, 1, 1, 1], [0, 0, 1, 1],
                                                     loss_name="log_loss"),
          ValueError, ("infinite", "log loss is infinite", "probability 0")),

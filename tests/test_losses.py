@@ -374,9 +374,9 @@ def test_block_sizes_from_moments_2d_with_absent_block():
 
 
 def test_nan_loss():
-    # blocks already sorted, so the NaN stays at position 2
+    # blocks already sorted, so the NaN stays at position 2, the input's row 2
     with pytest.raises(
-        ValueError, match=r"1 NaN or infinite value\(s\), the first at position \[2\]"
+        ValueError, match=r"1 NaN or infinite value\(s\), the first at index 2 \(the table's"
     ):
         from_arrays([0.1, 0.2, np.nan, 0.4], [0, 0, 1, 1])
 
@@ -397,8 +397,10 @@ def test_inf_loss_no_log_loss_hint_for_other_losses(loss_name):
 def test_nan_loss_2d_reports_original_row():
     loss = np.zeros((2, 4))
     loss[1, 0] = np.nan
-    # row 1 sorted by block puts original row 0 at position 2
-    with pytest.raises(ValueError, match=r"position \[1, 2\] \(index 0\)"):
+    # row 1 sorted by block puts original row 0 at position 2: named by its index first
+    with pytest.raises(
+        ValueError, match=r"the first in replicate 1 at index 0 \(the table's position \[1, 2\]\)"
+    ):
         from_arrays(loss, [[0, 0, 1, 1], [1, 1, 0, 0]], replicate_kind="repeat")
 
 
@@ -471,7 +473,8 @@ def test_nan_block_labels():
 
 
 def test_float_index_rejected():
-    with pytest.raises(ValueError, match="'index' labels must be integers or strings"):
+    # it read "'index' labels must be integers or strings", and strings are refused too
+    with pytest.raises(ValueError, match=r"'index' must hold integer row numbers.*astype\(int\)"):
         from_arrays(np.zeros(4), [0, 0, 1, 1], index=[0.0, 1.0, 2.0, 3.0])
 
 
@@ -518,3 +521,10 @@ def test_validate_structure():
         validate(table.drop_vars("index"))
     with pytest.raises(ValueError, match="'loss' must have dims"):
         validate(table.rename_dims({"obs": "point"}))
+
+
+def test_nan_loss_named_by_its_row_in_the_input_not_its_sorted_position():
+    # [1, 2, 3, nan, 5, 6] with blocks [1, 0, 1, 0, 1, 0]: sorted by block the NaN (input
+    # row 3) sits at position 1; the message read "position [1] (index 3)".
+    with pytest.raises(ValueError, match=r"the first at index 3 \(the table's position 1\)"):
+        from_arrays([1, 2, 3, np.nan, 5, 6], [1, 0, 1, 0, 1, 0])

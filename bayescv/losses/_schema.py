@@ -193,9 +193,13 @@ def validate(table: xr.Dataset) -> xr.Dataset:
             if table.attrs.get("loss_name") == "log_loss" and np.isposinf(values).any()
             else ""
         )
+        # The index is the point's row in the user's data; the position is in the table,
+        # whose points are sorted by block.
+        run = f" in replicate {first[0]}" if len(first) > 1 else ""
         raise ValueError(
-            f"losses contain {int(bad.sum())} NaN or infinite value(s), the first at position "
-            f"{first} (index {int(table['index'].values[tuple(first)])}){hint}"
+            f"losses contain {int(bad.sum())} NaN or infinite value(s), the first{run} at "
+            f"index {int(table['index'].values[tuple(first)])} (the table's position "
+            f"{first[-1] if len(first) == 1 else first}){hint}"
         )
     check_range(table, values)
     if table.attrs.get("scheme") not in SCHEMES:
@@ -276,10 +280,14 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
         )
     if arr.dtype.kind == "O":
         arr = arr.astype(str)
-    if arr.dtype.kind not in "iuU" and not (arr.dtype.kind == "f" and name != "index"):
+    if name == "index" and arr.dtype.kind not in "iu":  # before the label rule: no strings
+        raise ValueError(
+            f"'index' must hold integer row numbers, got dtype {arr.dtype}"
+            + (" (whole numbers stored as floats: pass index.astype(int))"
+               if arr.dtype.kind == "f" else "")
+        )  # fmt: skip
+    if arr.dtype.kind not in "iuU" and arr.dtype.kind != "f":
         raise ValueError(f"'{name}' labels must be integers or strings, got dtype {arr.dtype}")
-    if name == "index" and arr.dtype.kind not in "iu":
-        raise ValueError(f"'index' must hold integer row numbers, got dtype {arr.dtype}")
     return np.broadcast_to(arr, shape).copy()
 
 
