@@ -164,7 +164,7 @@ def test_from_frame_keeps_the_rows_of_a_filtered_frame():
     rows = dict(zip(table["index"].values.tolist(), table["loss"].values.tolist(), strict=True))
     assert rows[25] == data.loc[25, "loss"]
     bad = frame.assign(loss=frame["loss"].where(frame.index != 23))
-    with pytest.raises(ValueError, match=r"\(index 23\)"):
+    with pytest.raises(ValueError, match=r"at index 23 \(the table.s position"):
         from_frame(bad, loss="loss", block="fold")
     # a default index, and an explicit index column, are as before
     assert from_frame(data, loss="loss", block="fold")["index"].values.max() == 29
