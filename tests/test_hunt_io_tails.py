@@ -101,17 +101,22 @@ def test_nan_loss_in_csv_named_by_its_row_in_the_file(tmp_path):
         read_table(path)
 
 
-def test_decimal_comma_loss_gets_a_hint(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ('block,loss\na,"0,5"\na,1\nb,2\nb,3\n', r"data row 1; it has a decimal comma"),
+        ("block\tloss\na\t0.5\na\t1\nb\t2\nb\t3\n", "looks tab-delimited"),
+        (
+            "sep=,\r\nblock,loss\r\na,0.5\r\na,1\r\nb,2\r\nb,3\r\n",
+            r"delimiter line \(sep=\.\.\.\): delete that line",
+        ),
+    ],
+    ids=["decimal comma", "tab-delimited", "spreadsheet sep= line"],
+)
+def test_spreadsheet_csv_gets_a_hint(tmp_path, text, hint):
     path = tmp_path / "losses.csv"
-    path.write_text('block,loss\na,"0,5"\na,1\nb,2\nb,3\n')
-    with pytest.raises(ValueError, match=r"data row 1; it has a decimal comma"):
-        read_table(path)
-
-
-def test_tab_delimited_csv_gets_a_hint(tmp_path):
-    path = tmp_path / "losses.csv"
-    path.write_text("block\tloss\na\t0.5\na\t1\nb\t2\nb\t3\n")
-    with pytest.raises(ValueError, match="looks tab-delimited"):
+    path.write_text(text)
+    with pytest.raises(ValueError, match=hint):
         read_table(path)
 
 
@@ -138,13 +143,6 @@ def test_spreadsheet_bool_losses_read_as_zero_one(tmp_path):
     path = tmp_path / "losses.csv"
     path.write_text("block,loss\r\na,TRUE\r\na,FALSE\r\nb,FALSE\r\nb,FALSE\r\n")
     assert read_table(path)["loss"].values.tolist() == [1.0, 0.0, 0.0, 0.0]
-
-
-def test_spreadsheet_delimiter_line_gets_a_hint(tmp_path):
-    path = tmp_path / "losses.csv"
-    path.write_text("sep=,\r\nblock,loss\r\na,0.5\r\na,1\r\nb,2\r\nb,3\r\n")
-    with pytest.raises(ValueError, match=r"delimiter line \(sep=\.\.\.\): delete that line"):
-        read_table(path)
 
 
 def test_read_netcdf_reads_classic_netcdf(tmp_path):

@@ -35,7 +35,7 @@ from sklearn.utils.validation import _num_samples
 from bayescv._extras import progress_bar
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.cv import losses_on_folds
-from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
+from bayescv.cv.loss_functions import Loss, check_target, get_loss, loss_range_for
 from bayescv.intervals import check_level, interval_dataset
 from bayescv.losses import from_arrays
 from bayescv.nested._core import (
@@ -44,7 +44,7 @@ from bayescv.nested._core import (
     run_block,
     summarise,
 )
-from bayescv.nested._validate import check_target, positive_int, resolve_inflation_bounds
+from bayescv.nested._validate import positive_int, resolve_inflation_bounds
 from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]

@@ -10,9 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescv.cv.loss_functions import check_target
-
-__all__ = ["check_target", "positive_int", "resolve_inflation_bounds"]
+__all__ = ["positive_int", "resolve_inflation_bounds"]
 
 
 def positive_int(value: Any, name: str, *, minimum: int) -> int:
