@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 from bayescv.datasets import load_dataframe
 from bayescv.losses import (
@@ -174,8 +175,74 @@ def test_from_frame_of_runs_keeps_them_apart():
     table = from_arrays([0.1, 0.4, 0.2, 0.3], ["a", "a", "b", "b"])
     runs = stack_replicates([table, table], replicate_kind="repeat")
     # before: the two runs were read as one run of 8 points, blocks merged across runs
+    plain = to_frame(runs)
+    plain.attrs = {}  # a frame from elsewhere: the kind of its runs must be said
     with pytest.raises(ValueError, match="needs attribute 'replicate_kind'"):
-        from_frame(to_frame(runs))
-    back = from_frame(to_frame(runs), replicate_kind="repeat")
+        from_frame(plain)
+    back = from_frame(plain, replicate_kind="repeat")
     assert dict(back.sizes) == {"replicate": 2, "obs": 4}
     np.testing.assert_array_equal(back["loss"].values, runs["loss"].values)
+
+
+def test_from_frame_reads_the_attributes_to_frame_keeps():
+    """to_frame keeps the table's attributes in DataFrame.attrs; from_frame reads them back.
+
+    Before, ``from_frame(to_frame(table))`` dropped ``loss_range`` (a declared Brier table
+    came back unbounded, so its intervals were no longer kept in [0, 1]), renamed the loss
+    to the column's name "loss" and refused runs without ``replicate_kind``. The round trip
+    is now the identity; explicit arguments still win over the frame's attributes.
+    """
+    rng = np.random.default_rng(0)
+    table = from_arrays(
+        rng.uniform(size=(2, 12)),
+        np.tile(np.repeat([0, 1, 2], 4), (2, 1)),
+        replicate_kind="bootstrap",
+        loss_name="my_brier",
+        loss_range=(0, 1),
+        attrs={"estimator": "LogisticRegression()"},
+    )
+    xr.testing.assert_identical(from_frame(to_frame(table)), table)
+    one_run = to_frame(table).query("replicate == 0").drop(columns="replicate")
+    back = from_frame(one_run, loss_name="other")
+    assert back.attrs["loss_name"] == "other"
+    assert back.attrs["loss_range"] == [0.0, 1.0]
+    assert "replicate_kind" not in back.attrs  # one run taken out is not a replicated table
+
+
+def test_labels_of_mixed_types_that_read_alike_are_refused():
+    """Labels are stored as text: 1 and "1" (or 1 and 1.0) would merge or split silently.
+
+    Before, sources 1 (int) and "1" (str) of an object column became one source "1": two
+    held-out sources merged into one block.
+    """
+    losses = np.arange(6.0)
+    for labels in ([1, 1, "1", "1", 2, 2], [1, 1, 1.0, 1.0, 2, 2]):
+        with pytest.raises(ValueError, match="mix types that do not match as text"):
+            from_arrays(losses, np.array(labels, dtype=object), scheme="source")
+    mixed = from_arrays(losses, np.array([1, 1, "x", "x", 2, 2], dtype=object))
+    assert sorted(np.unique(mixed["block"].values)) == ["1", "2", "x"]  # distinct: kept
+
+
+def test_loss_differences_refuses_tables_of_other_splits_or_data():
+    """Two tables with the same blocks and rows are not the same splits if one is
+    leave-one-source-out and the other random K-fold, if their replicates are of different
+    kinds, or if they give a point different sources; before, each difference table took A's
+    attributes silently.
+    """
+    losses = np.arange(8.0)
+    blocks = np.repeat(["a", "b"], 4)
+    as_source = from_arrays(losses, blocks, scheme="source")
+    as_random = from_arrays(losses[::-1], blocks, scheme="random")
+    with pytest.raises(ValueError, match="differ in their CV scheme"):
+        loss_differences(as_source, as_random)
+    runs = [from_arrays(losses, blocks), from_arrays(losses + 1, blocks)]
+    with pytest.raises(ValueError, match="differ in their kind of replicates"):
+        loss_differences(
+            stack_replicates(runs, replicate_kind="repeat"),
+            stack_replicates(runs, replicate_kind="independent"),
+        )
+    other = from_arrays(losses, blocks, source=np.repeat(["s", "t", "u", "v"], 2))
+    same = from_arrays(losses, blocks, source=np.repeat(["s", "t", "u", "v"], 2)[::-1])
+    with pytest.raises(ValueError, match="different source labels"):
+        loss_differences(other, same)
+    assert float(abs(loss_differences(other, other)["loss"]).max()) == 0.0

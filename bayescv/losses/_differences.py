@@ -38,8 +38,8 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
     TypeError
         If either input is not a loss table.
     ValueError
-        If the tables hold different losses (``loss_name``), differ in shape, blocks or rows,
-        or the differences overflow float64.
+        If the tables hold different losses (``loss_name``), differ in scheme, kind of
+        replicates, shape, blocks, rows or sources, or the differences overflow float64.
     """
     for name, table in {"losses_a": losses_a, "losses_b": losses_b}.items():
         if not isinstance(table, xr.Dataset) or "loss" not in table:
@@ -50,6 +50,14 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
             f"the two tables hold different losses ({name_a!r} and {name_b!r}): compare "
             "learners on the same loss"
         )
+    for attr, what in (("scheme", "CV scheme"), ("replicate_kind", "kind of replicates")):
+        value_a, value_b = (t.attrs.get(attr) for t in (losses_a, losses_b))
+        if value_a != value_b:
+            raise ValueError(
+                f"the two tables differ in their {what} ({attr} {value_a!r} and {value_b!r}): "
+                "not the same splits; build both the same way (or set the attribute that "
+                "was given wrongly)"
+            )
     if losses_a["loss"].shape != losses_b["loss"].shape:
         raise ValueError(
             "the two tables differ in shape "
@@ -72,6 +80,17 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
                 "splits (same cv splitter and random_state, or cv=list of folds)"
             )
         loss_b = np.take_along_axis(np.atleast_2d(loss_b), order, axis=-1).reshape(loss_b.shape)
+    else:
+        order = None
+    if "source" in losses_a.coords and "source" in losses_b.coords:
+        source_b = np.atleast_2d(losses_b["source"].values)
+        if order is not None:
+            source_b = np.take_along_axis(source_b, order, axis=-1)
+        if not np.array_equal(np.atleast_2d(losses_a["source"].values), source_b):
+            raise ValueError(
+                "the two tables give the same points different source labels: not the same "
+                "data; compare learners on the same data and splits"
+            )
     diff = losses_a.copy()
     with np.errstate(over="ignore", invalid="ignore"):
         diff["loss"] = losses_a["loss"] - loss_b

@@ -5,6 +5,8 @@ Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -25,8 +27,14 @@ def from_frame(
     scheme: str | None = None,
     replicate_kind: str | None = None,
     loss_name: str | None = None,
+    loss_range: Any = None,
 ) -> xr.Dataset:
     """Build a loss table from a long-format DataFrame, one row per test point.
+
+    The attributes :func:`to_frame` keeps in ``frame.attrs`` are read back: ``scheme``,
+    ``replicate_kind``, ``loss_name`` and ``loss_range`` are the defaults of the arguments
+    of those names, and the others are copied onto the table, so that
+    ``from_frame(to_frame(table))`` returns the table.
 
     Parameters
     ----------
@@ -46,11 +54,13 @@ def from_frame(
         Its sorted distinct values become the ``replicate`` coordinate. By default the
         column named ``replicate`` when the frame has one.
     scheme : {"random", "source"}, optional
-        As in :func:`from_arrays`.
+        As in :func:`from_arrays`; defaults to ``frame.attrs["scheme"]``.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
-        Required with `replicate`.
+        Required with `replicate`; defaults to ``frame.attrs["replicate_kind"]``.
     loss_name : str, optional
-        Defaults to the name of the loss column.
+        Defaults to ``frame.attrs["loss_name"]``, else the name of the loss column.
+    loss_range : (float, float), optional
+        As in :func:`from_arrays`; defaults to ``frame.attrs["loss_range"]``.
 
     Returns
     -------
@@ -101,6 +111,14 @@ def from_frame(
             )
     if frame.empty:
         raise ValueError("empty input: the frame has no rows")
+    kept = dict(frame.attrs)  # what to_frame wrote; explicit arguments win
+    scheme = scheme if scheme is not None else kept.pop("scheme", None)
+    if replicate_kind is None and replicate is not None:  # one run taken out keeps no kind
+        replicate_kind = kept.get("replicate_kind")
+    loss_name = loss_name or kept.pop("loss_name", None)
+    loss_range = loss_range if loss_range is not None else kept.pop("loss_range", None)
+    for name in ("scheme", "replicate_kind", "loss_name", "loss_range"):
+        kept.pop(name, None)
     rows = _own_rows(frame) if index is None else None
     if replicate is None:
         get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
@@ -123,6 +141,8 @@ def from_frame(
         scheme=scheme,
         replicate_kind=replicate_kind,
         loss_name=loss_name or loss,
+        loss_range=loss_range,
+        attrs=kept,
     )
     if replicate is not None:
         # Keep the run labels of the frame (sorted), not 0..R-1: to_frame/from_frame is lossless.

@@ -279,7 +279,7 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
             f"the first {where}; every point needs a {name} label"
         )
     if arr.dtype.kind == "O":
-        arr = arr.astype(str)
+        arr = _as_text(arr, name)
     if name == "index" and arr.dtype.kind not in "iu":  # before the label rule: no strings
         raise ValueError(
             f"'index' must hold integer row numbers, got dtype {arr.dtype}"
@@ -289,6 +289,22 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
     if arr.dtype.kind not in "iuU" and arr.dtype.kind != "f":
         raise ValueError(f"'{name}' labels must be integers or strings, got dtype {arr.dtype}")
     return np.broadcast_to(arr, shape).copy()
+
+
+def _as_text(arr: np.ndarray, name: str) -> np.ndarray:
+    """Object labels as text, refusing labels that text would merge (1, "1") or split (1, 1.0)."""
+    text = arr.astype(str)
+    values = pd.Series(arr.ravel())
+    pairs = pd.DataFrame({"value": values, "text": text.ravel()}).drop_duplicates()
+    if values.nunique() != pairs["text"].nunique():
+        shared = pairs["text"].duplicated(keep=False) | pairs["value"].duplicated(keep=False)
+        shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in pairs["value"][shared][:4])
+        raise ValueError(
+            f"'{name}' labels mix types that do not match as text: {shown}; labels are stored "
+            "as text, so these would merge into one label or split into two; give every label "
+            "one type (all strings, or all integers) first"
+        )
+    return text
 
 
 def _splits_sources(block: np.ndarray, source: np.ndarray) -> bool:
