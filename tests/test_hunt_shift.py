@@ -3,9 +3,10 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import KFold, RepeatedKFold
+from sklearn.model_selection import GroupKFold, KFold, RepeatedKFold
 
 from bayescv import cross_val_losses
 from bayescv._provenance import child_seeds
@@ -155,3 +156,34 @@ def test_a_raw_domain_classifier_with_class_weights_is_refused(weight):
         density_ratio_weights(xs, xt, classifier=clf, calibration="none", random_state=0)
     calibrated = density_ratio_weights(xs, xt, classifier=clf, random_state=0)
     assert abs(calibrated.attrs["mean_weight"] - 1) < 0.1
+
+
+def test_group_splitter_takes_groups():
+    """``cv=GroupKFold(3)`` needs the rows' groups: before, importance_weighted_cv had no
+    `groups` and sklearn raised "The 'groups' parameter should not be None". The result must
+    equal target_risk_intervals on cross_val_losses with the same splitter and groups
+    (GroupKFold is deterministic, so the CV seed plays no part)."""
+    x, y, w = regression()
+    groups = np.repeat(np.arange(12), 5)
+    ds = importance_weighted_cv(
+        LinearRegression(), x, y, weights=w, cv=GroupKFold(3), groups=groups, random_state=0
+    )
+    table = cross_val_losses(LinearRegression(), x, y, cv=GroupKFold(3), groups=groups)
+    expected = target_risk_intervals(table, w)
+    np.testing.assert_allclose(ds["estimate"].values, expected["estimate"].values, rtol=1e-12)
+    with pytest.raises(ValueError, match="pass cv=GroupKFold"):
+        importance_weighted_cv(LinearRegression(), x, y, weights=w, groups=groups)
+
+
+def test_series_weights_must_follow_the_rows_of_a_frame():
+    """Weights are taken by position; a Series indexed in another order than X_source's
+    frame was silently misaligned (each row got another row's weight)."""
+    x, y, w = regression()
+    frame = pd.DataFrame(x, index=np.arange(len(y))[::-1])
+    series = pd.Series(w, index=np.arange(len(y)))
+    with pytest.raises(ValueError, match="index differs from X_source's"):
+        importance_weighted_cv(LinearRegression(), frame, y, weights=series, cv=3)
+    ds = importance_weighted_cv(
+        LinearRegression(), frame, y, weights=series.reindex(frame.index), cv=3, random_state=0
+    )
+    assert np.isfinite(ds["estimate"].values).all()

@@ -71,6 +71,7 @@ def importance_weighted_cv(
     *,
     weights: Any = None,
     cv: int | Any | Iterable[tuple[Any, Any]] | None = None,
+    groups: Any = None,
     loss: str | Loss | Any = None,
     classifier: Any = None,
     weight_cv: int | Any = 5,
@@ -116,6 +117,10 @@ def importance_weighted_cv(
         repetition, along a leading ``replicate`` dim, as :func:`target_risk_intervals`
         gives for a loss table with replicates; the repetitions re-partition the same
         points, so they are not independent estimates.
+    groups : array-like of shape (n_source,), optional
+        Group labels of the source rows for a group splitter given as `cv` (such as
+        :class:`~sklearn.model_selection.GroupKFold`), as in :func:`bayescv.cross_val_losses`.
+        For intervals per held-out source, see :func:`importance_weighted_cvs`.
     loss : str, Loss or callable, optional
         As in :func:`bayescv.cross_val_losses`.
     classifier, weight_cv, calibration
@@ -152,7 +157,8 @@ def importance_weighted_cv(
     ------
     ValueError
         If both or neither of `X_target` and `weights` are given, the weights do not match
-        the source rows, or as the functions it calls.
+        the source rows (a pandas Series of weights must have `X_source`'s index), `groups`
+        comes without a `cv` splitter, or as the functions it calls.
 
     Examples
     --------
@@ -168,11 +174,17 @@ def importance_weighted_cv(
         raise ValueError(
             "give exactly one of X_target (to estimate the weights) and weights (user-supplied)"
         )
+    if groups is not None and cv is None:
+        raise ValueError(
+            "groups are used by a group splitter: pass cv=GroupKFold(n_splits) (or another "
+            "splitter that takes groups); for intervals per held-out source use "
+            "importance_weighted_cvs"
+        )
     X_source, y_source = indexable(X_source, y_source)
     methods = check_request(methods, beta, level)
     seed = resolve_seed(random_state)
     run = _weighted_cv(
-        estimator, X_source, y_source, X_target, weights, cv=cv, loss=loss,
+        estimator, X_source, y_source, X_target, weights, cv=cv, groups=groups, loss=loss,
         classifier=classifier, weight_cv=weight_cv, calibration=calibration, methods=methods,
         beta=beta, clip=clip, clip_quantile=clip_quantile, normalize=normalize,
         min_ess_fraction=min_ess_fraction, seed=seed, n_jobs=n_jobs, progress=progress,
@@ -395,7 +407,7 @@ def importance_weighted_cvs(
 
 def _weighted_cv(
     estimator: Any, X_source: Any, y_source: Any, X_target: Any, weights: Any, *,
-    cv: Any, loss: Any, classifier: Any, weight_cv: Any, calibration: str,
+    cv: Any, loss: Any, classifier: Any, weight_cv: Any, calibration: str, groups: Any = None,
     methods: list[str], beta: str | float, clip: float | None, clip_quantile: float | None,
     normalize: bool, min_ess_fraction: float, seed: int, n_jobs: int | None, progress: bool,
     warn: bool = True,
@@ -416,6 +428,16 @@ def _weighted_cv(
             f"mismatched lengths: {n_source} source points but weights of shape "
             f"{np.shape(weights)}"
         )
+    elif (
+        isinstance(weights, pd.Series)
+        and hasattr(X_source, "index")
+        and not weights.index.equals(X_source.index)
+    ):
+        raise ValueError(
+            "weights is a pandas Series whose index differs from X_source's: weights are "
+            "taken by position, row for row; pass weights.reindex(X_source.index) to "
+            "match them by label, or weights.to_numpy() if the order is right"
+        )
     min_points = 3 if "iw_control_variate" in methods and beta == "optimal" else 2
     # Check the weights before the (expensive) CV fits; warn once, below, with the losses.
     prepare(
@@ -423,8 +445,8 @@ def _weighted_cv(
         clip, clip_quantile, normalize, min_ess_fraction, min_points, warn=False,
     )  # fmt: skip
     table = cross_val_losses(
-        estimator, X_source, y_source, cv=cv, loss=loss, random_state=cv_seed, n_jobs=n_jobs,
-        progress=progress,
+        estimator, X_source, y_source, cv=cv, groups=groups, loss=loss, random_state=cv_seed,
+        n_jobs=n_jobs, progress=progress,
     )  # fmt: skip
     prep = prepare(
         table, weights, clip, clip_quantile, normalize, min_ess_fraction, min_points, warn=warn
