@@ -203,3 +203,16 @@ def test_help_lists_the_options(capsys):
                    "--loss", "--random-state", "--n-jobs", "--bias-correction", "--format",
                    "--no-progress"):  # fmt: skip
         assert option in out
+
+
+def test_no_progress_bar_where_stderr_is_not_a_terminal(csv, capsys, monkeypatch):
+    """A progress bar written into a pipe or a log file (CI, ``2>&1 | tee``) leaves every
+    redraw as text: ``bayescv demo`` printed about 100 bar states into a log. The CLI follows
+    tqdm's rule and hides the bar unless stderr is a terminal (capsys's stderr is not)."""
+    path, _ = csv
+    argv = ["nested", str(path), "--target", "score", "--n-splits", "3", "--n-repeats", "2"]
+    assert main(argv) == 0
+    assert "%|" not in capsys.readouterr().err
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    assert main(argv) == 0
+    assert "%|" in capsys.readouterr().err  # on a terminal the bar is drawn

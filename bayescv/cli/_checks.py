@@ -9,6 +9,7 @@ are named by :func:`bayescv._extras.missing_extra`.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,29 @@ __all__ = [
     "bad_n_jobs",
     "parse_loss_range",
     "read_losses",
+    "show_progress",
     "unwritable_dir",
     "unwritable_file",
     "with_loss_range",
 ]
+
+
+def show_progress(args: Any) -> bool:
+    """Whether to draw progress bars: unless ``--no-progress``, or stderr is not a terminal.
+
+    A bar redrawn into a log file or a pipe (CI, ``2>&1 | tee``) writes every update as
+    text; tqdm's own rule hides it there.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options with ``no_progress``.
+
+    Returns
+    -------
+    bool
+    """
+    return not args.no_progress and sys.stderr.isatty()
 
 
 def unwritable_dir(path: Path) -> str:

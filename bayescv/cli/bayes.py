@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from bayescv._extras import BAYES_MODULES, import_quietly, missing_extra
-from bayescv.cli._checks import add_loss_range, read_losses, unwritable_dir, with_loss_range
+from bayescv.cli._checks import (
+    add_loss_range,
+    read_losses,
+    show_progress,
+    unwritable_dir,
+    with_loss_range,
+)
 
 __all__ = ["register"]
 
@@ -107,7 +113,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write figures here")
     p.add_argument("--format", choices=["table", "json"], default="table", dest="fmt")
-    p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the sampler's progress bar (hidden anyway when stderr is not a terminal)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -166,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
                 target_accept=args.target_accept,
                 sampler=args.sampler,
                 random_state=args.random_state,
-                progress=not args.no_progress and sys.stderr.isatty(),
+                progress=show_progress(args),
             )
     except (ValueError, ImportError) as err:
         return _fail(str(err).splitlines()[0])

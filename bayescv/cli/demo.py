@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bayescv._extras import BAYES_MODULES, DATA_MODULES, missing_extra
-from bayescv.cli._checks import bad_n_jobs, unwritable_dir, unwritable_file
+from bayescv.cli._checks import bad_n_jobs, show_progress, unwritable_dir, unwritable_file
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +42,11 @@ def register(subparsers: Any) -> None:
     demo.add_argument("--n-splits", type=int, default=10, help="folds for CVR (default: 10)")
     demo.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     demo.add_argument("--n-jobs", type=int, default=None, help="parallel fits (default: 1)")
-    demo.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    demo.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide progress bars (hidden anyway when stderr is not a terminal)",
+    )
     demo.add_argument(
         "--no-bayes", action="store_true", help="skip the hierarchical Bayesian model"
     )
@@ -110,7 +114,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         "loss": "squared",
         "random_state": args.random_state,
         "n_jobs": args.n_jobs,
-        "progress": not args.no_progress,
+        "progress": show_progress(args),
     }
     print(
         f"Tennessee STAR kindergarten: {len(star.target)} pupils in {star.groups.nunique()} schools"
@@ -144,7 +148,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         + demo_study(
             random_state=args.random_state,
             n_jobs=args.n_jobs,
-            progress=not args.no_progress,
+            progress=show_progress(args),
             out=args.out,
         )
     )
@@ -163,7 +167,7 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     boot_seed, fit_seed = child_seeds(args.random_state, 2)
     boot = bootstrap_cv_losses(
         model, star.data, star.target, groups=star.groups, loss="squared", n_bootstrap=20,
-        random_state=boot_seed, n_jobs=args.n_jobs, progress=not args.no_progress,
+        random_state=boot_seed, n_jobs=args.n_jobs, progress=show_progress(args),
     )  # fmt: skip
     with warnings.catch_warnings():
         # a failed diagnostic is printed below and flags the intervals; no second warning

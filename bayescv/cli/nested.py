@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.multiclass import type_of_target
 
-from bayescv.cli._checks import bad_n_jobs, unwritable_file
+from bayescv.cli._checks import bad_n_jobs, show_progress, unwritable_file
 from bayescv.cv.learners import LEARNERS, learner_task, make_learner
 from bayescv.cv.loss_functions import LOSSES
 
@@ -105,7 +105,11 @@ def register(subparsers: Any) -> None:
         "--format", choices=("table", "json"), default="table", help="output (default: table)"
     )
     p.add_argument("--out", type=Path, help="also write the full result here (NetCDF)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (hidden anyway when stderr is not a terminal)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -135,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
             n_bias_repeats=args.n_bias_repeats, loss=args.loss, level=args.level,
             bias_correction=None if args.bias_correction == "none" else args.bias_correction,
             inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
-            n_jobs=args.n_jobs, progress=not args.no_progress,
+            n_jobs=args.n_jobs, progress=show_progress(args),
             batched={"auto": None, "batched": True, "per-fit": False}[args.engine],
         )  # fmt: skip
     except (_InputError, ValueError) as exc:

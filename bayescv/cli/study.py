@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bayescv._extras import missing_extra
-from bayescv.cli._checks import bad_n_jobs, unwritable_dir, unwritable_file
+from bayescv.cli._checks import bad_n_jobs, show_progress, unwritable_dir, unwritable_file
 
 __all__ = ["register"]
 
@@ -58,7 +58,11 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--out", type=Path, help="store (.nc or .zarr): written as it runs")
     parser.add_argument("--summary", type=Path, metavar="PATH", help="summarise a stored study")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (hidden anyway when stderr is not a terminal)",
+    )
     parser.add_argument("--list", action="store_true", help="list scenarios, learners, methods")
     parser.set_defaults(func=_run)
 
@@ -193,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
         print(_cost_note(costly, args.n_replicates), file=sys.stderr)
     kwargs = {
         "level": args.level, "random_state": args.random_state, "n_jobs": args.n_jobs,
-        "backend": args.backend, "store": args.out, "progress": not args.no_progress,
+        "backend": args.backend, "store": args.out, "progress": show_progress(args),
         "method_options": options, "error_score": float("nan"),
     }  # fmt: skip
     try:
