@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy import stats
 
@@ -489,9 +490,14 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
         join="outer",
         combine_attrs="drop_conflicts",
     )
-    names = list(combined["method_name"].values)
-    if len(set(names)) != len(names):
-        raise ValueError(f"method names must be unique across results, got {names}")
+    names = pd.Series(combined["method_name"].values.astype(str))
+    if names.duplicated().any():
+        twice = ", ".join(names[names.duplicated()].unique())
+        raise ValueError(
+            f"method names must be unique across results; {twice} appear in more than one "
+            "(to set two results of the same methods side by side, rename one's first: "
+            "ds.assign_coords(method_name=[m + ' (B)' for m in ds.method_name.values]))"
+        )
     combined.attrs["target"] = ", ".join(dict.fromkeys(combined["target"].values.tolist()))
     combined.attrs["level"] = levels.pop()
     # Conflicting attrs (settings of different methods) are dropped; provenance is renewed.
