@@ -409,3 +409,12 @@ def test_monte_carlo_means_match_exact_expectations(cvs):
     mu_hat = est.block_stats(moments).mu_hat
     theta = exact.attrs["theta"]
     assert abs(mu_hat.var(ddof=1) - theta) < 4 * theta * np.sqrt(2 / (R - 1))
+
+
+def test_negative_point_variance_is_refused():
+    """σ_k² is a variance: true_variance([20] * 5, -1, 0.1, 0.02) returned 0.025, a number
+    from impossible moments, and expected_estimates gave biases for it."""
+    with pytest.raises(ValueError, match="sigma2 holds variances"):
+        true_variance([20] * 5, -1.0, 0.1, 0.02)
+    with pytest.raises(ValueError, match="sigma2 holds variances"):
+        expected_estimates([20] * 5, 0.0, [1.0, 1.0, -0.5, 1.0, 1.0], 0.1, 0.02)

@@ -119,6 +119,8 @@ def _parameters(n: np.ndarray, mu: Any, sigma2: Any, omega: Any, gamma: Any) -> 
     for name, value in {"mu": mu, "sigma2": sigma2, "omega": omega, "gamma": gamma}.items():
         if not np.all(np.isfinite(value)):
             raise ValueError(f"{name} must be finite")
+    if np.any(sigma2 < 0):
+        raise ValueError(f"sigma2 holds variances and must be >= 0, got {sigma2.tolist()}")
     return mu, sigma2, omega, gamma * (1.0 - np.eye(K))
 
 
@@ -138,6 +140,11 @@ def true_variance(n: Any, sigma2: Any, omega: Any, gamma: Any) -> float:
     -------
     float
         θ = (1/N²) [Σ n_k σ_k² + Σ n_k(n_k−1) ω_k + Σ_{k≠l} n_k n_l γ_kl].
+
+    Raises
+    ------
+    ValueError
+        For block sizes below 2, non-finite moments, a negative σ_k² or an asymmetric γ.
 
     Examples
     --------
