@@ -30,7 +30,7 @@ from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
-from bayescv.losses import effective_range, is_binary
+from bayescv.losses import effective_range, has_pair_blocks, is_binary
 from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
@@ -153,8 +153,9 @@ def fit(
     TypeError
         When `losses` or `bootstrap` is not a loss table (an xarray.Dataset).
     ValueError
-        For a malformed table, bootstrap replicates of another loss, CV scheme or blocks,
-        or an option out of its range.
+        For a malformed table, a table whose blocks are pairs of points
+        (:func:`bayescv.losses.has_pair_blocks`), bootstrap replicates of another loss, CV
+        scheme or blocks, or an option out of its range.
 
     Warns
     -----
@@ -205,6 +206,14 @@ def fit(
                 f"{name} must be a loss table (xarray.Dataset), got {type(table).__name__}; "
                 f"build one with {hint}"
             )
+    if has_pair_blocks(losses):
+        raise ValueError(
+            "this table's blocks are consecutive pairs of points (pointwise elpd from PSIS-LOO "
+            "or WAIC, from_elpd(..., blocks='pairs')), not CV folds or sources: the model "
+            "would read the pairs as folds; for pointwise elpd from K-fold CV pass the fold "
+            "of every point, from_elpd(..., blocks=folds), or use "
+            "bayescv.cv_intervals(table), which gives naive_points on pairs"
+        )
     requested, sampler = sampler, resolve_sampler(sampler)
     counts = {"draws": draws, "tune": tune, "chains": chains, "prior_draws": prior_draws}
     for name, value in counts.items():

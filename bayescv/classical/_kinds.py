@@ -1,12 +1,15 @@
-"""Which interval kind applies to a loss table."""
+"""Which interval kind, and which methods, apply to a loss table."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import xarray as xr
 
-from bayescv.losses import effective_range, is_binary, loss_range
+from bayescv.classical.estimators import ESTIMATORS
+from bayescv.losses import effective_range, has_pair_blocks, is_binary, loss_range
 
-__all__ = ["KINDS", "resolve_kind"]
+__all__ = ["KINDS", "pair_table_methods", "resolve_kind"]
 
 KINDS = ("auto", "score", "normal", "t", "log")
 
@@ -51,3 +54,48 @@ def resolve_kind(kind: str, losses: xr.Dataset) -> str:
                 f"loss range is [{low}, {high}]"
             )
     return kind
+
+
+def pair_table_methods(losses: xr.Dataset, methods: Any, has_boot: bool) -> Any:
+    """Return the interval methods to use on `losses`, whose blocks may be pairs of points.
+
+    ``from_elpd(..., blocks="pairs")`` (pointwise elpd of PSIS-LOO or WAIC, which have no
+    folds) pairs consecutive points into blocks. Every block-level method would read those
+    arbitrary pairs as folds, so on such a table the default and ``"all"`` are the methods
+    that ignore blocks, ``naive_points`` (and ``bootstrap`` when a bootstrap table is given),
+    and a block-level method named explicitly is refused. Other tables: `methods` unchanged.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        A loss table.
+    methods : str, sequence of str or None
+        The `methods` argument of :func:`bayescv.cv_intervals`.
+    has_boot : bool
+        Whether a bootstrap table was given.
+
+    Returns
+    -------
+    str, list of str or None
+
+    Raises
+    ------
+    ValueError
+        For a block-level method named on a table of point pairs.
+    """
+    if not has_pair_blocks(losses):
+        return methods
+    if methods is None or (isinstance(methods, str) and methods == "all"):
+        return ["naive_points", *(["bootstrap"] if has_boot else [])]
+    names = [methods] if isinstance(methods, str) else list(methods)
+    blockwise = [
+        m for m in names if m != "naive_points" and (m in ESTIMATORS or m == "nadeau_bengio")
+    ]
+    if blockwise:
+        raise ValueError(
+            f"interval method(s) {blockwise} need CV folds, and this table's blocks are "
+            "consecutive pairs of points (pointwise elpd, from_elpd(..., blocks='pairs')): "
+            "only 'naive_points' applies; for pointwise elpd from K-fold CV pass the fold of "
+            "every point, from_elpd(..., blocks=folds)"
+        )
+    return methods

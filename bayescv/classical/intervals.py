@@ -44,7 +44,7 @@ from bayescv.classical._block_stats import (
     size_range,
     unequal_sizes_note,
 )
-from bayescv.classical._kinds import resolve_kind
+from bayescv.classical._kinds import pair_table_methods, resolve_kind
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.intervals import (
     check_level,
@@ -250,7 +250,8 @@ def cv_intervals(
         Names from :data:`INTERVAL_METHODS` (and ``"bootstrap"``), or ``"all"`` (every
         method that applies to the table's scheme: without :data:`RANDOM_KFOLD_ONLY` for
         source tables); default :func:`default_methods` for the table's scheme (plus
-        ``"bootstrap"`` when `bootstrap` is given).
+        ``"bootstrap"`` when `bootstrap` is given). A table whose blocks are pairs of points,
+        ``from_elpd(..., blocks="pairs")``, gets ``naive_points`` alone (no block-level method).
     level : float, default 0.95
         Nominal coverage.
     kind : {"auto", "score", "normal", "t", "log"}, default "auto"
@@ -304,6 +305,7 @@ def cv_intervals(
             "table as `losses` and the bootstrap table as `bootstrap=`"
         )
     scheme = losses.attrs.get("scheme", "random")
+    methods = pair_table_methods(losses, methods, bootstrap is not None)
     names = _method_names(methods, scheme, bootstrap is not None)
     stats = block_stats(losses)
     per_run = [m for m in names if m in ESTIMATORS]

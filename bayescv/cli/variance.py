@@ -29,6 +29,12 @@ _JSON_THETAS = (
 _WEIGHTED = ("theta_A_weighted", "theta_B_weighted")
 #: How to ask for the θ_A, θ_B that allow unequal block sizes.
 _WEIGHTED_OPTION = "--methods theta_A_weighted,theta_B_weighted"
+#: Said instead of the block-level quantities on a table whose blocks are pairs of points.
+_PAIRS_NOTE = (
+    "the blocks are consecutive pairs of points (pointwise elpd of PSIS-LOO or WAIC), not "
+    "folds: the block-level quantities (theta_1 ... theta_gamma, se_folds, sigma2_within) are "
+    "left out and only naive_points applies"
+)
 #: Interval kinds of ``--kind``; ``log`` only for one table (differences can be negative).
 _KINDS = ("auto", "score", "normal", "t", "log")
 
@@ -93,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     from bayescv.classical._block_stats import unequal_sizes_note
     from bayescv.classical.paired import paired_comparison
     from bayescv.classical.quadratic import gs_moments
-    from bayescv.losses import effective_range
+    from bayescv.losses import effective_range, has_pair_blocks
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:
@@ -144,6 +150,10 @@ def _run(args: argparse.Namespace) -> int:
     unequal = [str(name) for name, note in notes.items() if note]
     # One line naming them all, the sizes and the way out (the JSON also keeps one per θ).
     note = unequal_sizes_note(unequal, stats, _WEIGHTED_OPTION)
+    if has_pair_blocks(table):  # pairs of points are no folds: no block-level quantity
+        unequal = [*_JSON_THETAS, "se_folds", "sigma2_within"]
+        summary.update(dict.fromkeys([*_JSON_THETAS, "se_folds", "sigma2_within"]))
+        note = _PAIRS_NOTE
     summary["warnings"] += _tail_lines(caught)
     if args.format == "json":
         summary["warnings"] = [note, *summary["warnings"]] if note else summary["warnings"]
@@ -285,6 +295,7 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
     rows = [
         (name, summary[name])
         for name in (*thetas, "se_points", "se_folds", "sigma2_within", "sigma2_all_pairs")
+        if name not in unequal
     ]
     theta = pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
     frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()

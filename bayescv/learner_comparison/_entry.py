@@ -40,7 +40,7 @@ from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
 from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
-from bayescv.losses import validate
+from bayescv.losses import has_pair_blocks, validate
 
 __all__ = ["COMPARISON_METHODS", "DEFAULT_METHODS", "compare_learners"]
 
@@ -165,15 +165,6 @@ def _methods(
                 "points (pointwise elpd from PSIS-LOO or WAIC): only 'naive_points' applies"
             )
     return list(dict.fromkeys(methods))
-
-
-def _paired_points(table: xr.Dataset) -> bool:
-    """Whether `table`'s blocks are consecutive pairs of points (``from_elpd(blocks="pairs")``)."""
-    if "block_kind" in table.attrs:
-        return table.attrs["block_kind"] == "point_pairs"
-    # Tables written before `block_kind` existed (a NetCDF or CSV file) mark pairs only in the
-    # prose of `blocks`: read it, or they would lose the naive_points-only protection.
-    return str(table.attrs.get("blocks", "")).startswith("consecutive pairs")
 
 
 def _pairs(pairs: Any, names: list[str]) -> list[tuple[str, str]]:
@@ -430,7 +421,7 @@ def compare_learners(
     if len(names) < 2:
         raise ValueError(f"a comparison needs at least two learners; the table has {names}")
     pairs = _pairs(pairs, names)
-    pair_blocks = points is not None and any(_paired_points(t) for t in points.values())
+    pair_blocks = points is not None and any(has_pair_blocks(t) for t in points.values())
     by_source = points is not None and any(
         t.attrs.get("scheme") == "source" for t in points.values()
     )

@@ -27,7 +27,7 @@ blocks with fewer than two points, fewer than two blocks, mismatched lengths, du
 columns and empty input raise a :class:`ValueError` that names the problem.
 """
 
-from bayescv.losses._builders import from_elpd, from_predictions
+from bayescv.losses._builders import from_elpd, from_predictions, has_pair_blocks
 from bayescv.losses._differences import loss_differences
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_netcdf
@@ -49,6 +49,7 @@ __all__ = [
     "from_elpd",
     "from_frame",
     "from_predictions",
+    "has_pair_blocks",
     "is_binary",
     "loss_differences",
     "loss_range",

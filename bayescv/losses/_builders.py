@@ -22,7 +22,7 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 
 from bayescv.losses._schema import from_arrays
 
-__all__ = ["from_elpd", "from_predictions"]
+__all__ = ["from_elpd", "from_predictions", "has_pair_blocks"]
 
 #: ArviZ's ``scale`` of an ELPDData and the factor from the log scale to it.
 _ELPD_SCALES = {"log": 1.0, "negative_log": -1.0, "deviance": -2.0}
@@ -460,3 +460,27 @@ def _elpd_kind(elpd_data: Any) -> str | None:
             f"az.{kind}(idata, pointwise=True)"
         )
     return kind
+
+
+def has_pair_blocks(table: xr.Dataset) -> bool:
+    """Whether a table's blocks are consecutive pairs of points, not CV folds.
+
+    :func:`from_elpd` with ``blocks="pairs"`` (pointwise elpd of PSIS-LOO or WAIC, which have
+    no folds) pairs consecutive points so that the table is valid; a method that reads the
+    blocks as folds must refuse such a table.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A loss table.
+
+    Returns
+    -------
+    bool
+        From the ``block_kind`` attribute; for a table stored before that attribute existed,
+        from the prose of its ``blocks`` attribute.
+    """
+    if "block_kind" in table.attrs:
+        return table.attrs["block_kind"] == "point_pairs"
+    return str(table.attrs.get("blocks", "")).startswith("consecutive pairs")
+
