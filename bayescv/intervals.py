@@ -37,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 from scipy import stats
 
@@ -490,14 +489,9 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
         join="outer",
         combine_attrs="drop_conflicts",
     )
-    names = pd.Series(combined["method_name"].values.astype(str))
-    if names.duplicated().any():
-        twice = ", ".join(names[names.duplicated()].unique())
-        raise ValueError(
-            f"method names must be unique across results; {twice} appear in more than one "
-            "(to set two results of the same methods side by side, rename one's first: "
-            "ds.assign_coords(method_name=[m + ' (B)' for m in ds.method_name.values]))"
-        )
+    names, counts = np.unique(combined["method_name"].values.astype(str), return_counts=True)
+    if (counts > 1).any():  # name them: the list of every method hid which one repeats
+        raise ValueError(f"method names repeat across results: {', '.join(names[counts > 1])}")
     combined.attrs["target"] = ", ".join(dict.fromkeys(combined["target"].values.tolist()))
     combined.attrs["level"] = levels.pop()
     # Conflicting attrs (settings of different methods) are dropped; provenance is renewed.
