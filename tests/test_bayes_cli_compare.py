@@ -137,16 +137,16 @@ def test_paired_comparison_probabilities():
     b = a.copy(data={"loss": a["loss"].values + shift + 0.05 * rng.standard_normal(shift.size)})
     _idata, summary = paired_comparison(a, b, rope=0.05, random_state=0, **FAST)
     assert list(summary["target"].values) == [
-        "0", "1", "2", "3", "4", "sources", "ose", "new_source",
+        "0", "1", "2", "3", "4", "expected_cv", "ose", "new_source",
     ]  # fmt: skip
     probs = summary[["p_better", "p_equivalent", "p_worse"]].to_array().sum("variable")
     np.testing.assert_allclose(probs, 1.0)
-    assert float(summary["p_better"].sel(target="sources")) > 0.99
+    assert float(summary["p_better"].sel(target="expected_cv")) > 0.99
     assert (summary["p_better"].sel(target=["0", "1", "2", "3", "4"]) > 0.95).all()
     # The one-new-source comparison carries the between-source spread τ² itself, the mean over
     # new sources (μ₀) about τ²/K: a wider interval than either the latter or the sources'.
     width = summary["upper"] - summary["lower"]
-    assert float(width.sel(target="new_source")) > float(width.sel(target="sources"))
+    assert float(width.sel(target="new_source")) > float(width.sel(target="expected_cv"))
     assert float(width.sel(target="new_source")) > float(width.sel(target="ose"))
     np.testing.assert_allclose(
         summary["mean"].sel(target="ose"), _idata.posterior["mu0"].values.mean()
@@ -159,7 +159,7 @@ def test_paired_comparison_probabilities():
         random_state=0,
         **FAST,
     )
-    assert float(same["p_equivalent"].sel(target="sources")) > 0.95
+    assert float(same["p_equivalent"].sel(target="expected_cv")) > 0.95
     with pytest.raises(ValueError, match="rope"):
         paired_comparison(a, b, rope=-1.0)
 
@@ -177,8 +177,8 @@ def test_paired_comparison_of_0_1_losses_whose_differences_are_0_or_1():
     table_b = from_arrays(b, block, scheme="source", loss_name="zero_one")
     idata, summary = paired_comparison(table_a, table_b, rope=0.01, random_state=0, **FAST)
     assert idata.sample_stats.attrs["likelihood"] == "gaussian"
-    assert float(summary["p_worse"].sel(target="sources")) > 0.95
-    assert float(summary["lower"].sel(target="sources")) > 0  # A's loss is higher
+    assert float(summary["p_worse"].sel(target="expected_cv")) > 0.95
+    assert float(summary["lower"].sel(target="expected_cv")) > 0  # A's loss is higher
     with pytest.raises(ValueError, match="same loss at every point"):
         paired_comparison(table_a, table_a, rope=0.01)
 

@@ -132,7 +132,7 @@ def test_paired_comparison_with_the_default_sampler(scheme):
     assert idata.sample_stats.attrs["sampler_requested"] == "auto"
     blocks = [str(x) for x in np.unique(a["block"].values)]
     extra = ["ose", "new_source"] if scheme == "source" else []
-    assert summary["target"].values.tolist() == [*blocks, "sources", *extra]
+    assert summary["target"].values.tolist() == [*blocks, "expected_cv", *extra]
     probs = summary[["p_better", "p_equivalent", "p_worse"]].to_array().sum("variable")
     np.testing.assert_allclose(probs, 1.0)
     for name in ("mean", "lower", "upper"):

@@ -47,14 +47,14 @@ def _overlap(a, b):
 
 
 def test_paired_comparison_keeps_blocks_named_like_its_summary_rows():
-    # Before: blocks "ose", "sources", "new_source" and the summaries shared the `target`
+    # Before: blocks "ose", "expected_cv", "new_source" and the summaries shared the `target`
     # labels; the dict of draws kept one of each, so 4 rows came back for 4 blocks + 3
     # summaries, and the blocks' rows were silently replaced by the summaries' values.
     pytest.importorskip("pymc")
     from bayescv.bayes import paired_comparison
 
     rng = np.random.default_rng(0)
-    labels = ["ose", "sources", "new_source", "d"]
+    labels = ["ose", "expected_cv", "new_source", "d"]
     block = np.repeat(labels, 40)
     a = from_arrays(rng.normal(1.0, 0.2, 160), block, scheme="source")
     b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 160)})
@@ -64,7 +64,7 @@ def test_paired_comparison_keeps_blocks_named_like_its_summary_rows():
     assert len(set(targets)) == len(targets)
     # The summary rows keep their names and values (compare_learners reads them by name).
     post = idata.posterior
-    for name, var in (("sources", "expected_cv"), ("ose", "ose"), ("new_source", "new_source")):
+    for name, var in (("expected_cv", "expected_cv"), ("ose", "ose"), ("new_source", "new_source")):
         assert float(s["mean"].sel(target=name)) == pytest.approx(float(post[var].mean()))
         assert s["block"].sel(target=name).item() == ""
     # Every block has its own row, the partially pooled mean of its difference.

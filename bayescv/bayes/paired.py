@@ -52,7 +52,8 @@ def paired_comparison(
         The fit on the differences.
     summary : xarray.Dataset
         Dim ``target``: each block (a source in CVS, a fold in CVR: the partially pooled
-        mean difference), ``"sources"`` (the mean over the blocks at hand, ``expected_cv``)
+        mean difference), ``"expected_cv"`` (the mean over the blocks at hand, as the target
+        of that name everywhere in the package)
         and, for CVS, ``"ose"`` (the mean difference over the population of sources, μ₀)
         and ``"new_source"`` (the difference on one new source, μ₀ + τ z); variables
         ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``, ``lower`` and ``upper``.
@@ -78,7 +79,7 @@ def paired_comparison(
     >>> a = from_arrays(rng.normal(1.0, 0.2, 200), block, scheme="source")
     >>> b = a.copy(data={"loss": a["loss"].values + rng.normal(0.3, 0.1, 200)})
     >>> _, s = paired_comparison(a, b, rope=0.05, random_state=0)
-    >>> float(s["p_better"].sel(target="sources")) > 0.99
+    >>> float(s["p_better"].sel(target="expected_cv")) > 0.99
     True
     """
     require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.paired_comparison")
@@ -93,11 +94,11 @@ def paired_comparison(
         )
     idata = fit(diff, **fit_kwargs)
     post = idata.posterior
-    summaries = {"sources": post["expected_cv"].values.ravel()}
+    summaries = {"expected_cv": post["expected_cv"].values.ravel()}
     for name in ("ose", "new_source"):
         if name in post:
             summaries[name] = post[name].values.ravel()
-    # A block labelled like a summary row ("ose", "sources", ...) would replace or hide it:
+    # A block labelled like a summary row ("ose", "expected_cv", ...) would replace or hide it:
     # such a block's row is named "block <label>" (prefixed again until unique).
     draws, blocks = {}, []
     taken = {str(b) for b in post["block"].values} | set(summaries)

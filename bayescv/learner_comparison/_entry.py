@@ -248,7 +248,7 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
         )]  # fmt: skip
     from bayescv.bayes import paired_comparison as bayes_paired
 
-    keep = {"sources": "expected_cv", "ose": "ose", "new_source": "new_source"}
+    keep = {"expected_cv": "expected_cv", "ose": "ose", "new_source": "new_source"}
     if np.array_equal(points[a]["loss"].values, points[b]["loss"].values):
         # No difference to model (bayes.paired_comparison refuses it): one flagged row, so
         # that the other methods' rows of the comparison still come back.
