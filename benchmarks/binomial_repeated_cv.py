@@ -14,7 +14,12 @@ regression (C = 1) repeated R times, and four 95 % intervals for ``expected_cv``
   before); a fit it refuses (no error in some fold of every run) counts as a miss on neither
   side and is reported;
 * ``naive_points``: :func:`bayescv.cv_intervals`' default for 0-1 tables (Wilson-type score
-  bounds) on the repeated table.
+  bounds) on the repeated table;
+* with ``--bootstrap B``, ``binomial_one_run_bootstrap``: the default fit on the first run
+  with ``bootstrap=bootstrap_cv_losses(..., cv=10, n_bootstrap=B)`` of the same data, the
+  documented way to let the data rather than the prior on Γ set the fold effects; and
+  ``bootstrap``, :func:`bayescv.cv_intervals`' bootstrap interval from the same replicates
+  (μ̂ ± z · their sd), to tell what the replicates themselves say.
 
 Target: ``expected_cv`` = E[μ̂], the mean CV error rate over data sets of the same population
 (every run has the same expectation, so the single-run and the repeated estimates share it),
@@ -28,6 +33,8 @@ Run by hand::
     python benchmarks/binomial_repeated_cv.py --data-sets 200 --n-jobs 2
     python benchmarks/binomial_repeated_cv.py --data-sets 200 --n-jobs 2 --gamma-sd 0.5 \
         --name binomial_repeated_cv_gamma0p5
+    python benchmarks/binomial_repeated_cv.py --data-sets 200 --n-jobs 2 --bootstrap 50 \
+        --name binomial_repeated_cv_bootstrap
 
 Results: ``benchmarks/results/binomial_repeated_cv*.{json,md}`` (``--name``).
 """
@@ -43,7 +50,7 @@ from _report import load_average, machine_info, write_results
 from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 
-from bayescv import cross_val_losses, cv_intervals
+from bayescv import bootstrap_cv_losses, cross_val_losses, cv_intervals
 from bayescv.bayes import Priors, SamplingWarning, fit, posterior_intervals
 from bayescv.compare import BatesLogistic
 
@@ -62,8 +69,10 @@ def _bayes(table, **kwargs) -> tuple[float, float, bool]:
     return float(ci["lower"]), float(ci["upper"]), converged
 
 
-def one_data_set(bayes_error: float, n: int, repeats: int, seed: int, gamma_sd: float) -> dict:
-    """μ̂ and the four intervals of one data set."""
+def one_data_set(
+    bayes_error: float, n: int, repeats: int, seed: int, gamma_sd: float, n_bootstrap: int = 0
+) -> dict:
+    """μ̂ and the intervals of one data set."""
     priors = Priors(gamma_sd=gamma_sd)
     rng = np.random.default_rng(seed)
     X, y, _ = BatesLogistic(n=n, p=5, bayes_error=bayes_error).sample(rng)
@@ -79,6 +88,15 @@ def one_data_set(bayes_error: float, n: int, repeats: int, seed: int, gamma_sd: 
         out["gaussian_repeated"] = (np.nan, np.nan, False)
     row = cv_intervals(table, ["naive_points"], level=LEVEL).sel(method_name="naive_points")
     out["naive_points"] = (float(row["lower"]), float(row["upper"]), True)
+    if n_bootstrap:
+        boot = bootstrap_cv_losses(
+            LogisticRegression(), X, y, loss="zero_one", cv=10, n_bootstrap=n_bootstrap,
+            random_state=seed + 1,
+        )  # fmt: skip
+        first = table.isel(replicate=0).drop_vars("replicate")
+        out["binomial_one_run_bootstrap"] = _bayes(first, bootstrap=boot, priors=priors)
+        row = cv_intervals(first, ["bootstrap"], bootstrap=boot, level=LEVEL)
+        out["bootstrap"] = (float(row["lower"][0]), float(row["upper"][0]), True)
     return out
 
 
@@ -92,7 +110,7 @@ def summarise(records: list[dict]) -> dict:
         "mean_errors_per_run": float(np.mean([r["errors"] for r in records])),
         "rows": {},
     }
-    for name in ROWS:
+    for name in [n for n in (*ROWS, "binomial_one_run_bootstrap", "bootstrap") if n in records[0]]:
         lo = np.array([r[name][0] for r in records])
         hi = np.array([r[name][1] for r in records])
         ok = np.array([r[name][2] for r in records])
@@ -160,6 +178,7 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gamma-sd", type=float, default=1.0)
+    parser.add_argument("--bootstrap", type=int, default=0, help="B; 0: no bootstrap row")
     parser.add_argument("--name", default="binomial_repeated_cv")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -168,6 +187,7 @@ def main() -> None:
         f"--data-sets {args.data_sets} --repeats {args.repeats} --n-jobs {args.n_jobs}"
         + (f" --seed {args.seed}" if args.seed else "")
         + (f" --gamma-sd {args.gamma_sd:g}" if args.gamma_sd != 1.0 else "")
+        + (f" --bootstrap {args.bootstrap}" if args.bootstrap else "")
         + (f" --name {args.name}" if args.name != "binomial_repeated_cv" else ""),
         "machine": machine_info(["numpy", "scikit-learn", "nutpie", "pymc", "bayescv"]),
         "load_before": load_average(),
@@ -179,7 +199,9 @@ def main() -> None:
     for c, (bayes_error, n) in enumerate(CELLS):
         cell_seeds = seeds[c * args.data_sets : (c + 1) * args.data_sets]
         records = Parallel(n_jobs=args.n_jobs)(
-            delayed(one_data_set)(bayes_error, n, args.repeats, int(s), args.gamma_sd)
+            delayed(one_data_set)(
+                bayes_error, n, args.repeats, int(s), args.gamma_sd, args.bootstrap
+            )
             for s in cell_seeds
         )
         summary = summarise(records)
