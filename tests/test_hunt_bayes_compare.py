@@ -64,7 +64,11 @@ def test_paired_comparison_keeps_blocks_named_like_its_summary_rows():
     assert len(set(targets)) == len(targets)
     # The summary rows keep their names and values (compare_learners reads them by name).
     post = idata.posterior
-    for name, var in (("expected_cv", "expected_cv"), ("ose", "ose"), ("new_source", "new_source")):
+    for name, var in (
+        ("expected_cv", "expected_cv"),
+        ("ose", "ose"),
+        ("new_source", "new_source"),
+    ):
         assert float(s["mean"].sel(target=name)) == pytest.approx(float(post[var].mean()))
         assert s["block"].sel(target=name).item() == ""
     # Every block has its own row, the partially pooled mean of its difference.

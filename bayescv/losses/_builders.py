@@ -483,4 +483,3 @@ def has_pair_blocks(table: xr.Dataset) -> bool:
     if "block_kind" in table.attrs:
         return table.attrs["block_kind"] == "point_pairs"
     return str(table.attrs.get("blocks", "")).startswith("consecutive pairs")
-
