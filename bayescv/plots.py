@@ -35,17 +35,25 @@ def _shorten(label: str, limit: int = MAX_LABEL_CHARS) -> str:
 MAX_LEARNER_CHARS = 30
 
 
+def _distinct_short(names: Any, limit: int, step: int) -> list[str]:
+    """Names shortened by :func:`_shorten`, the limit grown by `step` until as distinct as given.
+
+    Names that differ only in the middle ("hospital_001_region_north", "hospital_002_...")
+    would all shorten to one label; the limit grows until no two distinct names look the same.
+    """
+    names = [str(n) for n in names]
+    while len(set(out := [_shorten(n, limit) for n in names])) < len(set(names)):
+        limit += step
+    return out
+
+
 def _learner_labels(names: Any) -> list[str]:
     """Learner names shortened by :func:`_shorten` to ``MAX_LEARNER_CHARS`` characters.
 
     The limit grows by 20 until the shortened names are as distinct as the names, so that a
     pipeline's repr leaves room for the plot and no two learners look the same.
     """
-    names = [str(n) for n in names]
-    limit = MAX_LEARNER_CHARS
-    while len(set(out := [_shorten(n, limit) for n in names])) < len(set(names)):
-        limit += 20
-    return out
+    return _distinct_short(names, MAX_LEARNER_CHARS, 20)
 
 
 def _dataset_note(result: xr.Dataset, r: xr.Dataset) -> str:
@@ -61,9 +69,10 @@ def _block_ticks(ax: Any, labels: Any) -> None:
     The one rule of :func:`plot_block_losses` and :func:`bayescv.bayes.plot_ppc` (their
     docstrings state it): above ``MAX_TICK_LABELS`` labels every k-th is shown, k = ceil(n /
     MAX_TICK_LABELS); labels longer than ``MAX_LABEL_CHARS`` keep their start and end around
-    "…". Labels are turned upright unless few and short, in a smaller font when many.
+    "…", more of them where that is needed to keep distinct labels distinct. Labels are turned
+    upright unless few and short, in a smaller font when many.
     """
-    text = [_shorten(str(v)) for v in labels]
+    text = _distinct_short(labels, MAX_LABEL_CHARS, 2)
     step = -(-len(text) // MAX_TICK_LABELS)  # ceil
     at = np.arange(0, len(text), step)
     crowded = len(text) > 12 or max((len(t) for t in text), default=0) > 4
@@ -103,8 +112,9 @@ def plot_block_losses(
 ) -> Any:
     """Mean loss per block or per source, with ±1 standard-error bars.
 
-    Labels are sorted by the mean loss of the first table; a dashed line marks each table's
-    overall CV error, the mean of all its points.
+    Labels are sorted by the mean loss of the first table, those it lacks placed after its own
+    (sorted by the mean of the next table that has them), so every table's every label is
+    drawn; a dashed line marks each table's overall CV error, the mean of all its points.
 
     A table with a ``replicate`` dimension is drawn from its first replicate alone, and the
     figure says so: the dashed line is that replicate's mean, never the CV error, and its
@@ -114,7 +124,8 @@ def plot_block_losses(
 
     Tick labels: above 30 blocks only every k-th label is shown (k = ceil(n / 30)), and labels
     longer than 20 characters are shortened in the middle with an ellipsis, keeping their start
-    and end (the rule of :func:`bayescv.bayes.plot_ppc`).
+    and end, longer where labels that differ only in the middle would look the same (the rule
+    of :func:`bayescv.bayes.plot_ppc`).
 
     Parameters
     ----------
@@ -136,8 +147,9 @@ def plot_block_losses(
     Raises
     ------
     ValueError
-        For no tables, a table without the `by` coordinate, or ``by="block"`` with tables of
-        different CV schemes.
+        For no tables, a table without the `by` coordinate, ``by="block"`` with tables of
+        different CV schemes, or tables of different losses (``loss_name``), which share no
+        y axis: draw each on its own axes.
     """
     single = isinstance(tables, xr.Dataset)
     if single:
@@ -152,8 +164,18 @@ def plot_block_losses(
             f"blocks of different CV schemes are not comparable ({schemes}): fold k of random "
             'K-fold is no relation of source k; pass by="source" to compare them per source'
         )
+    losses = {str(t.attrs.get("loss_name", "unknown")) for t in tables.values()}
+    if len(losses - {"unknown"}) > 1:
+        raise ValueError(
+            f"the tables are of different losses ({sorted(losses)}), on different scales: "
+            "draw each on its own axes, plot_block_losses(table, ax=ax)"
+        )
     summaries = {name: _group_summary(t, by) for name, t in tables.items()}
-    order = next(iter(summaries.values())).sort_values("mean").index
+    # Every label of every table: those the first table lacks follow its own.
+    order: list[Any] = []
+    for summary in summaries.values():
+        new = summary.loc[~summary.index.isin(order)]
+        order += new.sort_values("mean").index.tolist()
     if ax is None:
         _, ax = plt.subplots(figsize=(max(6.0, 0.12 * len(order) + 3), 4.5), layout="constrained")
     x = np.arange(len(order))
@@ -174,12 +196,23 @@ def plot_block_losses(
     notes = [note if single else f"{name}: {note}" for name, note in shown.items() if note]
     if notes:
         ax.set_title("shown: " + "; ".join(notes), fontsize="medium")
-    loss_name = str(next(iter(tables.values())).attrs.get("loss_name", "unknown"))
-    ax.set_xlabel(f"{by} (sorted by mean loss)")
+    loss_name = losses.pop() if len(losses) == 1 else "unknown"
+    first = "" if single else f" of {next(iter(tables))}"
+    ax.set_xlabel(f"{by} (sorted by mean loss{first})")
     ax.set_ylabel(f"mean {'' if loss_name == 'unknown' else loss_name + ' '}loss ± 1 SE")
     _block_ticks(ax, order)
     ax.legend(fontsize="small")
     return ax
+
+
+def _negated(result: xr.Dataset) -> str:
+    """Return " (−accuracy)" for losses that are a greater-is-better score negated, else "".
+
+    Without it an expected loss of −0.92 reads as a nonsense loss.
+    """
+    if result.attrs.get("greater_is_better") in (1, True):
+        return f" (−{result.attrs.get('metric', 'score')})"
+    return ""
 
 
 def _one_dataset(result: xr.Dataset, dataset: Any) -> xr.Dataset:
@@ -188,7 +221,8 @@ def _one_dataset(result: xr.Dataset, dataset: Any) -> xr.Dataset:
         return result.isel(dataset=0)
     labels = result["dataset"].values.tolist()
     if dataset not in labels:
-        raise ValueError(f"unknown dataset {dataset!r}; the result has {labels}")
+        hint = f": the labels are text, pass dataset={str(dataset)!r}" * (str(dataset) in labels)
+        raise ValueError(f"unknown dataset {dataset!r}; the result has {labels}{hint}")
     return result.sel(dataset=dataset)
 
 
@@ -237,21 +271,31 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
         half = max(1.5 * rope, 2.0 * abs(loc)) or 1.0
         ax.set_xlim(-half, half)
     else:
-        lo = min(stats.t.ppf(0.001, df, loc, scale), -1.5 * rope)
-        hi = max(stats.t.ppf(0.999, df, loc, scale), 1.5 * rope)
-        x = np.linspace(lo, hi, 400)
+        q_lo, q_hi = stats.t.ppf([0.001, 0.999], df, loc, scale)
+        lo, hi = min(q_lo, -1.5 * rope), max(q_hi, 1.5 * rope)
+        # Grids over the density itself too: one over a ROPE far wider than the posterior
+        # would step over its peak, and ramp its tails down over many scales. The ROPE's
+        # edges are on the grid, so that the regions meet there.
+        t_lo, t_hi = np.clip(stats.t.ppf([1e-6, 1 - 1e-6], df, loc, scale), lo, hi)
+        x = np.unique(np.r_[
+            np.linspace(lo, hi, 400), np.linspace(q_lo, q_hi, 400),
+            np.linspace(t_lo, t_hi, 400), -rope, rope,
+        ])  # fmt: skip
+        x = x[(x >= lo) & (x <= hi)]
         y = stats.t.pdf(x, df, loc, scale)
         ax.plot(x, y, color="k", lw=1)
         regions = [
-            (x < -rope, "C2", f"{a} better: {float(r['p_better']):.3f}"),
+            (x <= -rope, "C2", f"{a} better: {float(r['p_better']):.3f}"),
             (np.abs(x) <= rope, "C7", f"equivalent: {float(r['p_equivalent']):.3f}"),
-            (x > rope, "C3", f"{b} better: {float(r['p_worse']):.3f}"),
+            (x >= rope, "C3", f"{b} better: {float(r['p_worse']):.3f}"),
         ]
         for mask, color, label in regions:
             ax.fill_between(x, 0, y, where=mask, color=color, alpha=0.5, label=label, lw=0)
     for edge in {-rope, rope}:
         ax.axvline(edge, color="C1", ls="--", lw=1)
-    ax.set_xlabel(f"difference of expected losses, {a} − {b}\n(negative: {a} better)")
+    ax.set_xlabel(
+        f"difference of expected losses{_negated(result)}, {a} − {b}\n(negative: {a} better)"
+    )
     ax.set_yticks([])
     # Above the axes: inside, it would hide the density or the point mass.
     ax.legend(
@@ -311,5 +355,6 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     if ax2 is not None:
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)
-        ax2.set_xlabel(f"expected loss ({100 * result.attrs.get('level', 0.95):g}% interval)")
+        level = 100 * float(result.attrs.get("level", 0.95))
+        ax2.set_xlabel(f"expected loss{_negated(result)} ({level:g}% interval)")
     return ax

@@ -22,8 +22,11 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     The replicated statistics are labelled by the predictive distribution drawn ("posterior
     predictive" or "prior predictive"). Tick labels: above 30 blocks only every k-th label is
     shown (k = ceil(n / 30)), and labels longer than 20 characters are shortened in the middle
-    with an ellipsis, keeping their start and end (the rule of
-    :func:`bayescv.plots.plot_block_losses`).
+    with an ellipsis, keeping their start and end, longer where labels that differ only in
+    the middle would look the same (the rule of :func:`bayescv.plots.plot_block_losses`).
+    A posterior check of a fit whose diagnostics failed (the rows of
+    :func:`~bayescv.bayes.posterior_intervals` flagged ``not_converged``) says so in red on
+    the spread panel.
 
     Parameters
     ----------
@@ -100,15 +103,25 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     axes[2].set_title(f"spread of {unit} means (p = {float(spread['p_value']):.2f})")
     axes[2].set_xlabel(f"standard deviation across {unit}s")
     axes[2].legend(loc="best")
+    if group == "posterior" and idata.sample_stats.attrs.get("problems"):
+        axes[2].set_ylim(top=1.25 * axes[2].get_ylim()[1])  # room above the bars
+        axes[2].text(
+            0.02, 0.98, "flagged: not_converged", transform=axes[2].transAxes, ha="left",
+            va="top", color="C3", fontsize="small",
+        )  # fmt: skip
     return axes
 
 
 def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """Histograms of the posterior of each target with its equal-tailed interval.
 
-    The bounds marked are those of :func:`posterior_intervals` (moved onto the loss's range
-    where they fall outside it); posterior draws outside the range, which the Gaussian model
-    gives for losses near their lower bound, are shaded, with the range's edge drawn.
+    The bounds marked (dashed) are those of :func:`posterior_intervals` (moved onto the loss's
+    range where they fall outside it), the solid line the posterior mean; the legend gives the
+    level. Posterior draws outside the range, which the Gaussian model gives for losses near
+    their lower bound, are shaded, with the range's edge drawn. A panel whose row
+    :func:`posterior_intervals` flags (``not_converged``, ``heavy_tail``, ...) says so in red
+    in its top left corner; θ, which has no row, carries the flags of the fit (all but
+    ``truncated_to_range``).
 
     Parameters
     ----------
@@ -162,10 +175,16 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         axis_label = "expected loss" + ("" if loss_name == "unknown" else f" ({loss_name})")
     intervals = posterior_intervals(idata, level=level)
     rows = {str(t): i for i, t in enumerate(intervals["target"].values)}
+    # θ has no row: the flags that concern the whole fit (convergence, tails) apply to it.
+    fit_flags = sorted(
+        {f for v in intervals["flag"].values for f in str(v).split(",") if f}
+        - {"truncated_to_range"}
+    )
     low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
     for ax, name in zip(axes, names, strict=True):
         draws = np.asarray(idata.posterior[name].values).ravel()
-        ax.hist(draws, bins=50, color="0.7")
+        counts, _, _ = ax.hist(draws, bins=50, color="0.7")
+        ax.set_ylim(0, 1.6 * counts.max())  # headroom: the legend and flags cover no bar
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
@@ -174,13 +193,22 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
                 if out:
                     ax.axvspan(end, edge, color="C3", alpha=0.12)
                     ax.axvline(edge, color="C3", linewidth=1, label="edge of the loss range")
-            if below or above:
-                ax.legend(loc="upper right", fontsize="small")
+            flag = str(row["flag"].values)
         else:
             bounds = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]).tolist()
-        for bound in bounds:
-            ax.axvline(bound, color="C0", linestyle="--")
-        ax.axvline(draws.mean(), color="C0")
+            flag = ",".join(fit_flags)
+        for i, bound in enumerate(bounds):
+            ax.axvline(
+                bound, color="C0", linestyle="--",
+                label=f"{100 * level:g}% equal-tailed interval" if i == 0 else None,
+            )  # fmt: skip
+        ax.axvline(draws.mean(), color="C0", label="posterior mean")
+        ax.legend(loc="upper right", fontsize="small")
+        if flag:
+            ax.text(
+                0.02, 0.98, f"flagged: {flag}", transform=ax.transAxes, ha="left", va="top",
+                color="C3", fontsize="small",
+            )  # fmt: skip
         ax.set_title(titles[name])
         ax.set_xlabel(axis_label if name != "theta" else "variance of the CV estimate")
         ax.set_yticks([])

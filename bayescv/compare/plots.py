@@ -36,9 +36,26 @@ def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
     return list(methods)
 
 
+def _settings(mapping: Mapping[Any, Any], what: str) -> list[Any]:
+    """Return the mapping's keys, sorted: numbers (M, K, τ), as a numeric axis needs."""
+    keys = list(mapping)
+    bad = [k for k in keys if isinstance(k, bool) or not isinstance(k, int | float | np.number)]
+    if bad:
+        raise ValueError(
+            f"the {what} must be keyed by the setting's number (M, K, ...), got {bad}: "
+            "key them by number, {10: ..., 20: ...}, and name the setting with xlabel="
+        )
+    return sorted(keys)
+
+
 def _against_setting(ax: Any, xs: Sequence[Any], xlabel: str, ylabel: str) -> Any:
-    """Finish a plot against a setting: log x axis ticked at the settings, labels, legend."""
-    ax.set_xscale("log")
+    """Finish a plot against a setting: x axis ticked at the settings, labels, legend.
+
+    The axis is logarithmic when every setting is positive (M and K grow geometrically), else
+    linear: a setting of 0 (no heterogeneity) has no place on a log axis and would vanish.
+    """
+    if min(xs) > 0:
+        ax.set_xscale("log")
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.xaxis.set_minor_formatter(NullFormatter())  # no stray "3×10¹" between the settings
     ax.set_xlabel(xlabel)
@@ -80,12 +97,23 @@ def plot_coverage(
     Raises
     ------
     ValueError
-        For no summaries, a method missing from one of them, or a summary without `target`.
+        For no summaries, keys that are not numbers, summaries of different nominal levels, a
+        method missing from one of them, or a summary without `target`.
+
+    Notes
+    -----
+    The x axis is logarithmic when every setting is positive, else linear.
     """
     if not summaries:
         raise ValueError("no summaries to plot")
-    xs = sorted(summaries)
+    xs = _settings(summaries, "summaries")
     first = summaries[xs[0]]
+    levels = {x: float(summaries[x].attrs.get("level", np.nan)) for x in xs}
+    if len({None if np.isnan(v) else v for v in levels.values()}) > 1:
+        raise ValueError(
+            f"the summaries are of different nominal levels ({levels}): coverage is "
+            "compared with one nominal line; run the studies at one level"
+        )
     names = _methods(first, methods)
     for x in xs:
         has = summaries[x]["method_name"].values.tolist()
@@ -108,12 +136,16 @@ def plot_coverage(
             se.append(float(s["coverage_se"].sel(target=target)))
         ax.errorbar(xs, p, yerr=2 * np.asarray(se), color=f"C{i % 10}",
                     marker=markers[i // 10 % len(markers)], ms=4, capsize=2, label=name)  # fmt: skip
-    ax.axhline(float(first.attrs.get("level", np.nan)), ls="--", color="0.4", lw=1)
+    level = float(first.attrs.get("level", np.nan))
+    ax.axhline(level, ls="--", color="0.4", lw=1, label=f"nominal {100 * level:g}%")
     return _against_setting(ax, xs, xlabel, f"coverage of {target} (±2 MC s.e.)")
 
 
 def plot_theta(study: xr.Dataset, *, methods: Sequence[str] | None = None, ax: Any = None) -> Any:
     """Distributions of θ̂ per method against the true θ = Var(μ̂) over replicates.
+
+    Each box is over the replicates where the method's θ̂ is finite; a method with fewer says
+    so under its name ("12 of 30 θ̂", or "no θ̂" for an empty box).
 
     Parameters
     ----------
@@ -132,11 +164,17 @@ def plot_theta(study: xr.Dataset, *, methods: Sequence[str] | None = None, ax: A
     names = _methods(study, methods)
     truth = float(np.var(study["mu_hat"].values, ddof=1))
     data = [study["theta_hat"].sel(method_name=m).values for m in names]
+    n = study.sizes["replicate"]
     data = [d[np.isfinite(d)] for d in data]
+    # A box over fewer replicates (failed or undefined θ̂) is named as such, an empty one too.
+    ticks = [
+        name if d.size == n else f"{name}\n({d.size} of {n} θ̂)" if d.size else f"{name}\n(no θ̂)"
+        for name, d in zip(names, data, strict=True)
+    ]
     if ax is None:
         _, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(names) + 2), 4), layout="constrained")
     ax.boxplot(data, showmeans=True, showfliers=False)
-    ax.set_xticks(np.arange(1, len(names) + 1), names, rotation=45, ha="right")
+    ax.set_xticks(np.arange(1, len(names) + 1), ticks, rotation=45, ha="right")
     ax.axhline(truth, color="C3", lw=1.5, label=f"true θ = Var(μ̂) = {truth:.3g}")
     ax.set_ylabel("θ̂ (variance of the CV estimate)")
     ax.legend(fontsize="small")
@@ -152,10 +190,15 @@ def plot_decomposition(
 ) -> Any:
     """σ/ω/γ terms of the true θ against a setting (Fig. 4 of Geras & Sutton 2013).
 
+    The y axis is logarithmic, so each term is drawn at its absolute value; a negative term
+    (ω or γ terms from negatively correlated blocks) is circled in white, with a legend entry
+    saying so, so that it is not read as a positive contribution.
+
     Parameters
     ----------
     decompositions : mapping of number to xarray.Dataset
-        One :func:`bayescv.compare.decompose` result per setting.
+        One :func:`bayescv.compare.decompose` result per setting; the x axis is logarithmic
+        when every setting is positive, else linear.
     xlabel : str, default "M (points per source)"
         Label of the x axis.
     ax : matplotlib.axes.Axes, optional
@@ -169,7 +212,7 @@ def plot_decomposition(
     """
     if not decompositions:
         raise ValueError("no decompositions to plot")
-    xs = sorted(decompositions)
+    xs = _settings(decompositions, "decompositions")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     names = {
@@ -178,10 +221,19 @@ def plot_decomposition(
         "gamma_term": "γ term",
         "theta": "θ",
     }
+    negative_drawn = False
     for key, text in names.items():
-        values = [float(decompositions[x][key]) for x in xs]
+        values = np.array([float(decompositions[x][key]) for x in xs])
         style = {"color": "k", "lw": 2} if key == "theta" else {}
-        ax.plot(xs, np.abs(values), marker="o", ms=4, label=f"{label}{text}", **style)
+        (line,) = ax.plot(xs, np.abs(values), marker="o", ms=4, label=f"{label}{text}", **style)
+        neg = values < 0
+        if neg.any():  # the log axis shows |term|: mark where the term takes variance away
+            ax.scatter(
+                np.asarray(xs, dtype=float)[neg], -values[neg], s=40, facecolors="white",
+                edgecolors=line.get_color(), zorder=3,
+                label=None if negative_drawn else "open: negative term, drawn as |term|",
+            )  # fmt: skip
+            negative_drawn = True
     ax.set_yscale("log")
     return _against_setting(ax, xs, xlabel, "|contribution to Var(μ̂)|")
 
@@ -195,6 +247,9 @@ def plot_intervals(
     ax: Any = None,
 ) -> Any:
     """One method's intervals over replicates, coloured by whether they cover the truth.
+
+    Each interval is a vertical line with a cap at either end, so that an interval of zero
+    width (lower = upper) shows as one cap.
 
     Parameters
     ----------
@@ -231,8 +286,11 @@ def plot_intervals(
     for mask, colour, text in ((covered, "C0", "covers"), (defined & ~covered, "C3", "misses")):
         idx = mask[order]
         if idx.any():  # no legend entry for what is not drawn
-            ax.vlines(x[idx], lower[order][idx], upper[order][idx], color=colour, lw=1.2,
-                      label=text)  # fmt: skip
+            lo, hi = lower[order][idx], upper[order][idx]
+            ax.vlines(x[idx], lo, hi, color=colour, lw=1.2, label=text)
+            # End caps: an interval of zero width (lower = upper) has no line to show.
+            ax.scatter(np.r_[x[idx], x[idx]], np.r_[lo, hi], marker="_", s=30, color=colour,
+                       linewidths=1.2)  # fmt: skip
     ax.plot(x, truth[order], "k.", ms=3, label=target)
     level = float(study.attrs.get("level", np.nan))
     n_defined = int(defined.sum())
@@ -258,6 +316,10 @@ def plot_summary(
     ax: Any = None,
 ) -> Any:
     """Coverage of each method for each target, with ±2 MC standard errors.
+
+    A method with undefined intervals in some replicates (``undefined`` of the summary) says
+    so under its name, and a bar without a coverage (no replicate with an interval) reads
+    "none" where it would stand.
 
     Parameters
     ----------
@@ -285,16 +347,28 @@ def plot_summary(
         _, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / max(len(targets), 1)
+    top = 1.0
     for i, target in enumerate(targets):
         part = summary.sel(method_name=names, target=target)
         offset = (i - (len(targets) - 1) / 2) * width
-        ax.bar(x + offset, part["coverage"].values, width, yerr=2 * part["coverage_se"].values,
+        coverage = part["coverage"].values
+        top = np.fmax(top, np.nanmax(coverage + 2 * part["coverage_se"].values, initial=top))
+        ax.bar(x + offset, coverage, width, yerr=2 * part["coverage_se"].values,
                capsize=2, label=target)  # fmt: skip
-    ax.axhline(
-        float(summary.attrs.get("level", np.nan)), ls="--", color="0.3", lw=1, label="nominal"
-    )
-    ax.set_xticks(x, names, rotation=30, ha="right")
-    ax.set_ylim(0, 1.05)
+        for at in (x + offset)[np.isnan(coverage)]:  # no interval in any replicate
+            ax.text(at, 0.02, "none", rotation=90, ha="center", va="bottom", fontsize="small")
+    level = float(summary.attrs.get("level", np.nan))
+    ax.axhline(level, ls="--", color="0.3", lw=1, label=f"nominal {100 * level:g}%")
+    undefined = summary["undefined"].sel(method_name=names).values
+    ticks = [
+        f"{name}\n({100 * u:.0f}% undefined)" if u > 0 else name
+        for name, u in zip(names, undefined, strict=True)
+    ]
+    ax.set_xticks(x, ticks, rotation=30, ha="right")
+    ax.set_xlim(-0.5, len(names) - 0.5)  # all methods, those without a bar too
+    ax.set_ylim(0, float(top) + 0.05)  # every error bar whole
     ax.set_ylabel("coverage (±2 MC s.e.)")
-    ax.legend(fontsize="small", ncols=2)
+    # Above the axes: inside, it would hide the bars of low coverage.
+    ax.legend(fontsize="small", ncols=3, loc="lower left", bbox_to_anchor=(0.0, 1.0),
+              frameon=False)  # fmt: skip
     return ax
