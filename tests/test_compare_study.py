@@ -313,3 +313,17 @@ def test_batched_study_equals_the_per_fit_study():
     # Unset, the settings (and so the stores written before the option) do not change.
     plain = run_study(scenario, learner, methods=["naive_points"], n_replicates=1, truths=[])
     assert "batched" not in json.loads(plain.attrs["settings"])
+
+
+def test_save_demo_plot_states_the_study_level(tmp_path, monkeypatch):
+    """The demo figure's title said "nominal 90%" for any study passed to it; it now states
+    the study's own level (here 0.8)."""
+    from matplotlib.figure import Figure
+
+    from bayescv.compare.demo import save_demo_plot
+
+    drawn = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *args, **kwargs: drawn.append(fig))
+    study = run_study(TINY, methods=["naive_points"], n_replicates=3, level=0.8, random_state=0)
+    save_demo_plot(study, tmp_path / "demo.png")
+    assert drawn[0].axes[1].get_title() == "coverage of err_xy and err (nominal 80%)"

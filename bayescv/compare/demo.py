@@ -102,8 +102,9 @@ def save_demo_plot(study: xr.Dataset, path: str | os.PathLike) -> Path:
     fig = Figure(figsize=(13, 4.5), layout="constrained")
     left, right = fig.subplots(1, 2)
     plot_intervals(study, method="naive_points", target="err_xy", ax=left)
-    plot_summary(summarize(study, targets=["err_xy", "err"]), ax=right)
-    right.set_title("coverage of err_xy and err (nominal 90%)")
+    summary = summarize(study, targets=["err_xy", "err"])
+    plot_summary(summary, ax=right)
+    right.set_title(f"coverage of err_xy and err (nominal {100 * summary.attrs['level']:g}%)")
     path = Path(path)
     fig.savefig(path, dpi=110)
     return path
