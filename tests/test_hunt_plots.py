@@ -177,6 +177,13 @@ def test_targets_plot_shows_the_fits_flags_and_its_level():
     # the posterior predictive check of that fit says so too; the prior's does not depend on it
     assert "flagged: not_converged" in [t.get_text() for t in plot_ppc(idata)[2].texts]
     assert len(plot_ppc(idata, group="prior")[2].texts) == 0
+    # every panel of the check says what its y axis counts, with the table's loss
+    ppc = plot_ppc(idata)
+    assert [ax.get_ylabel() for ax in ppc] == [
+        "mean loss (squared)",
+        "variance of the losses (squared)",
+        "posterior predictive draws",
+    ]
 
 
 # compare.plots -----------------------------------------------------------------------------

@@ -68,6 +68,9 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     # Blocks are sources under leave-one-source-out CV, folds under random K-fold.
     unit = "source" if idata.sample_stats.attrs.get("scheme") == "source" else "fold"
     titles = {"mean": f"mean loss per {unit}", "within_var": f"within-{unit} variance"}
+    loss_name = idata.sample_stats.attrs.get("loss_name", "unknown")
+    named = "" if loss_name == "unknown" else f" ({loss_name})"
+    ylabels = {"mean": f"mean loss{named}", "within_var": f"variance of the losses{named}"}
     for ax, stat in zip(axes[:2], ("mean", "within_var"), strict=True):
         if stat not in check["statistic"].values:
             # The binomial model: a 0-1 loss's variance p (1 − p) is fixed by its mean.
@@ -92,6 +95,7 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])
         ax.set_xlabel(f"{unit} (block)")
+        ax.set_ylabel(ylabels[stat])
     # Above the panel: inside, it would hide error bars wherever it went.
     axes[0].legend(
         loc="lower center", bbox_to_anchor=(0.5, 1.08), ncols=2, fontsize="small", frameon=False
@@ -102,6 +106,7 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     axes[2].axvline(float(spread["observed"]), color="C3", label="observed")
     axes[2].set_title(f"spread of {unit} means (p = {float(spread['p_value']):.2f})")
     axes[2].set_xlabel(f"standard deviation across {unit}s")
+    axes[2].set_ylabel(f"{predictive} draws")
     axes[2].legend(loc="best")
     if group == "posterior" and idata.sample_stats.attrs.get("problems"):
         axes[2].set_ylim(top=1.25 * axes[2].get_ylim()[1])  # room above the bars
