@@ -38,6 +38,9 @@ standard deviation are those of each training set (bootstrap copies counted, a c
 column left unscaled as scikit-learn does), the model is fitted on the standardised features
 and its coefficients are returned on the original scale (for logistic regression, the
 penalty ½‖w‖² on the standardised scale is a per-fit diagonal penalty on the original one).
+With ``fit_intercept=False`` after the scaler, least squares and ridge keep the centred
+fit's coefficients and take the intercept −coef·mean (the targets are not centred); logistic
+regression then goes to scikit-learn.
 
 The Newton solution is the exact optimum; scikit-learn's default lbfgs stops at ``tol=1e-4``,
 so its coefficients differ from the optimum by up to about that much. That is why logistic
@@ -57,7 +60,14 @@ import numpy as np
 from scipy.special import expit
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 
-from bayescv.cv._batched_algebra import gram, linear, ridge_by_woodbury, rowdot, training_gram
+from bayescv.cv._batched_algebra import (
+    gram,
+    linear,
+    logistic_hessian,
+    ridge_by_woodbury,
+    rowdot,
+    training_gram,
+)
 from bayescv.cv._batched_models import fitted_model, parts, scaler_statistics
 
 __all__ = ["MAX_CONDITION", "MEMORY_BUDGET", "batched_predictions", "batching_reason"]
@@ -95,6 +105,11 @@ def batching_reason(
     -------
     str
         The reason, or ``""``.
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+        For a setting scikit-learn's ``fit`` refuses, with its message.
     """
     scaler, estimator = parts(estimator)
     if scaler is not None and not (scaler.with_mean and scaler.with_std):
@@ -102,6 +117,11 @@ def batching_reason(
     kind = type(estimator)
     if kind not in (LinearRegression, Ridge, LogisticRegression):
         return f"{kind.__name__} is not one of LinearRegression, Ridge, LogisticRegression"
+    for step in (scaler, estimator):  # scikit-learn's own check first, as in its fit
+        getattr(step, "_validate_params", lambda: None)()  # refuses fit_intercept="no"
+    if scaler is not None and kind is LogisticRegression and not estimator.fit_intercept:
+        # Features centred by each training set's means and no intercept: a design per fit
+        return "a StandardScaler before LogisticRegression(fit_intercept=False) is not batched"
     if models and kind is LinearRegression:
         return "fitted LinearRegression models (rank_, singular_) come from its own solver"
     p = estimator.get_params()
@@ -295,7 +315,7 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None, steps=None):
             break
         new = stale[idx]
         if new.any():
-            hess[idx[new]] = _hessian(
+            hess[idx[new]] = logistic_hessian(
                 Xa, wa[new], prob[new], pen[new], weight, reg,
                 start_curvature if at_start[idx[new]].all() else None,
             )  # fmt: skip
@@ -359,23 +379,6 @@ def _logistic(X, t, w, C, intercept, *, warm=True, scale=None, steps=None):
     coef = beta[:, :p]
     b = beta[:, p] if intercept else np.zeros(B)
     return coef, b, converged
-
-
-def _hessian(Xa, w, prob, pen, weight, reg, start_curvature=None):
-    """Penalised Hessians of the logistic objective, plus a 1e-12 relative ridge for safety.
-
-    At the common start every fit's curvature p(1 − p) is the same vector, so the Hessians
-    are one weighted Gram matrix downdated by each fit's left-out rows
-    (:func:`~bayescv.cv._batched_algebra.training_gram`).
-    """
-    if start_curvature is None:
-        H = gram(weight * w * prob * (1.0 - prob), Xa)
-    else:
-        H = training_gram(w, Xa * np.sqrt(start_curvature)[:, None])
-        H *= weight
-    diag = np.arange(Xa.shape[1])
-    H[:, diag, diag] += reg * pen + 1e-12 * np.trace(H, axis1=1, axis2=2)[:, None] / diag.size
-    return H
 
 
 def batched_predictions(
@@ -454,7 +457,12 @@ def _batched_predictions(template, X, y, folds, response_method, models, feature
             ok &= present
         else:
             alpha = float(params["alpha"]) if isinstance(estimator, Ridge) else 0.0
-            coef, b = _least_squares(X, y.astype(float), w, alpha, intercept, scale)
+            # After a scaler, fit_intercept=False keeps the centred fit's coefficients (centred
+            # columns are orthogonal to the constant); its intercept is −coef·mean.
+            centred = intercept or scaler is not None
+            coef, b = _least_squares(X, y.astype(float), w, alpha, centred, scale)
+            if not intercept and scaler is not None:
+                b = -np.einsum("bi,bi->b", coef, stats[0])
             ok = np.isfinite(coef).all(axis=1)
         # The linear predictor of every row for every fit (one product per fit, as in
         # gram), then every fold's test rows in one gather and a slice per fold.

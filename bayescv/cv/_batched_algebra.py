@@ -32,6 +32,7 @@ __all__ = [
     "gram",
     "left_out_index",
     "linear",
+    "logistic_hessian",
     "ridge_by_woodbury",
     "rowdot",
     "training_gram",
@@ -160,3 +161,20 @@ def ridge_by_woodbury(
         beta[group[good]] = b[good]
         ok[group] = good
     return beta, ok
+
+
+def logistic_hessian(Xa, w, prob, pen, weight, reg, start_curvature=None):
+    """Penalised Hessians of the logistic objective, plus a 1e-12 relative ridge for safety.
+
+    At the common start every fit's curvature p(1 − p) is the same vector, so the Hessians
+    are one weighted Gram matrix downdated by each fit's left-out rows
+    (:func:`~bayescv.cv._batched_algebra.training_gram`).
+    """
+    if start_curvature is None:
+        H = gram(weight * w * prob * (1.0 - prob), Xa)
+    else:
+        H = training_gram(w, Xa * np.sqrt(start_curvature)[:, None])
+        H *= weight
+    diag = np.arange(Xa.shape[1])
+    H[:, diag, diag] += reg * pen + 1e-12 * np.trace(H, axis1=1, axis2=2)[:, None] / diag.size
+    return H

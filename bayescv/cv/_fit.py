@@ -17,12 +17,14 @@ from joblib import Parallel, delayed
 from sklearn import get_config
 from sklearn.base import clone
 from sklearn.exceptions import UnsetMetadataPassedError
-from sklearn.utils import _safe_indexing
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import _safe_indexing, check_consistent_length
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import _num_samples
 
 from bayescv._extras import progress_bar
 from bayescv.cv._batched import batched_predictions, batching_reason
+from bayescv.cv._batched_models import parts
 from bayescv.cv.loss_functions import Loss
 
 __all__ = ["losses_on_folds"]
@@ -215,8 +217,9 @@ def losses_on_folds(
     y : array-like of shape (n_samples,)
         Targets.
     folds : sequence of (train, test)
-        Row indices of each pair; training rows may repeat (bootstrap copies). An empty
-        sequence fits nothing and returns the engine that would be used.
+        Row indices of each pair (or boolean masks; negative indices count from the end);
+        training rows may repeat (bootstrap copies). An empty sequence fits nothing and
+        returns the engine that would be used.
     loss : Loss
         Per-point loss (:func:`bayescv.cv.get_loss`).
     batched : bool or None, default None
@@ -236,8 +239,9 @@ def losses_on_folds(
     Raises
     ------
     ValueError
-        For infinite features (as :func:`cross_val_losses`), and as the fits and losses
-        of :func:`cross_val_losses` do.
+        For infinite features (as :func:`cross_val_losses`), X and y of different lengths,
+        rows that are not indices or masks, out of range, or an empty training set, and
+        as the fits and losses of :func:`cross_val_losses` do.
 
     Examples
     --------
@@ -251,9 +255,41 @@ def losses_on_folds(
     ([(5,), (5,)], 'batched')
     """
     _check_features(X)  # before the first fit, as cross_val_losses (nested CV calls this)
-    folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]
+    check_consistent_length(X, y)
+    n = _num_samples(X)
+    folds = [
+        (_pair_rows(tr, n, k, "training"), _pair_rows(te, n, k, "test"))
+        for k, (tr, te) in enumerate(folds)
+    ]
+    empty = [k for k, (tr, _) in enumerate(folds) if tr.size == 0]
+    if empty:
+        raise ValueError(f"pair {empty[0]} of folds has an empty training set: nothing to fit")
     losses, _, engine = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
     return losses, engine
+
+
+def _pair_rows(rows: Any, n: int, k: int, which: str) -> np.ndarray:
+    """One side of a (train, test) pair as int64 rows in ``range(n)``.
+
+    A boolean mask of length `n` becomes its rows and negative indices count from the end,
+    as indexing (and the per-fit path) reads them; the batched engine counts rows, so both
+    are resolved here, before either path sees them.
+    """
+    rows = np.asarray(rows)
+    where = f"the {which} rows of pair {k} of folds"
+    if rows.dtype == bool:
+        if rows.shape != (n,):
+            raise ValueError(f"{where} are a boolean mask of shape {rows.shape}; expected ({n},)")
+        return np.flatnonzero(rows)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise ValueError(
+            f"{where} must be a 1-d array of integer row indices or a boolean mask, got "
+            f"dtype {rows.dtype} and shape {rows.shape}"
+        )
+    rows = rows.astype(np.int64)
+    if rows.size and (rows.min() < -n or rows.max() >= n):
+        raise ValueError(f"{where} are out of range for {n} samples: {rows.min()} to {rows.max()}")
+    return np.where(rows < 0, rows + n, rows)
 
 
 def fit_engine(
@@ -280,6 +316,12 @@ def fit_engine(
         return "per-fit", "fit parameters given"
     if not _numeric_table(X):
         return "per-fit", "X is not a numeric 2-d numpy array or an all-numeric DataFrame"
+    # What scikit-learn refuses goes to it, so that it says why: no columns, or column names
+    # that mix strings with other types.
+    if X.shape[1] == 0:
+        return "per-fit", "X has no features"
+    if len({isinstance(c, str) for c in getattr(X, "columns", ())}) > 1:
+        return "per-fit", "X's column names mix strings and other types"
     if not (getattr(y, "ndim", 0) == 1 and isinstance(getattr(y, "dtype", None), np.dtype)):
         return (
             "per-fit",
@@ -290,6 +332,10 @@ def fit_engine(
     )
     if reason:
         return "per-fit", reason
+    if type(parts(estimator)[1]) is LogisticRegression:
+        n_classes = np.unique(np.asarray(y)).size
+        if n_classes != 2:  # every fold would go to scikit-learn: say so in fit_engine
+            return "per-fit", f"{n_classes} classes: only binary LogisticRegression is batched"
     # Sums of n squares must stay finite; scikit-learn's path reports NaN, inf and overflow.
     largest = float(np.max(np.abs(np.asarray(X, dtype=float)), initial=0.0))
     if not largest < _SQUARE_LIMIT / 4 / np.sqrt(max(_num_samples(X), 1)):
@@ -299,8 +345,8 @@ def fit_engine(
 
 def _numeric_table(X: Any) -> bool:
     """Whether `X` is a 2-d float or integer ndarray, or a DataFrame of such columns."""
-    if isinstance(X, np.ndarray):
-        return X.ndim == 2 and X.dtype.kind in "fiu"
+    if isinstance(X, np.ndarray):  # np.matrix, which scikit-learn refuses, is left to it
+        return X.ndim == 2 and X.dtype.kind in "fiu" and not isinstance(X, np.matrix)
     dtypes = getattr(X, "dtypes", None)
     return (
         getattr(X, "ndim", 0) == 2
@@ -336,6 +382,8 @@ def _fit_and_loss(
             )
             raise
         raise hinted from error
+    if test.size == 0:  # nothing to predict: no losses, as on the batched path
+        return np.empty(0), estimator if keep else None
     y_pred = getattr(estimator, loss.response_method)(_rows(X, test))
     values = loss(_rows(y, test), y_pred, getattr(estimator, "classes_", None))
     _check_losses(values, y_pred, loss, estimator)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescv.cv.loss_functions import Loss, get_loss, loss_range_for
+from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, loss_range_for
 from bayescv.losses import from_predictions
 
 __all__ = ["losses_from_predictions"]
@@ -76,7 +76,9 @@ def losses_from_predictions(
     Raises
     ------
     ValueError
-        For an unknown loss name, probabilities whose shape does not match the classes, or
+        For an unknown loss name, probabilities whose shape does not match the classes or
+        that lie outside [0, 1], `classes` that repeat a label or miss one of `y_true`'s,
+        0-1 loss predictions that are not labels of `y_true` (scores), or
         as :func:`bayescv.losses.from_predictions` (mismatched lengths, NaN predictions,
         test folds that do not partition the samples, ...).
 
@@ -102,12 +104,15 @@ def losses_from_predictions(
                 f"{classes.size}), one column per class in {classes.tolist()} "
                 f"(cross_val_predict(..., method='predict_proba')); got shape {shape}"
             )
+        _check_probabilities(loss_fn.name, y_true, y_pred, classes)
     elif loss_fn.response_method == "predict" and np.ndim(y_pred) == 2 and np.ndim(y_true) == 1:
         raise ValueError(
             f"loss {loss_fn.name!r} needs one prediction per point, shape "
             f"({len(y_true)},) (cross_val_predict(..., method='predict')); got shape "
             f"{np.shape(y_pred)}: class probabilities go with loss='log_loss' or 'brier'"
         )
+    elif loss_fn == LOSSES["zero_one"]:
+        _check_labels(y_true, y_pred, classes)
     extra = {} if estimator is None else {"estimator": repr(estimator)}
     return from_predictions(
         y_true,
@@ -121,3 +126,53 @@ def losses_from_predictions(
         loss_range=loss_range_for(loss_fn, y_true),
         attrs={**extra, **(attrs or {})},
     )
+
+
+def _check_probabilities(name: str, y_true: Any, y_pred: Any, classes: np.ndarray) -> None:
+    """Refuse classes that do not name the labels, and columns that are not probabilities.
+
+    Either mistake otherwise reads as a model that gave the true class probability 0 (an
+    infinite log loss), or as a plain number (the Brier loss of a score).
+    """
+    labels = np.unique(np.asarray(y_true))
+    if np.unique(classes).size != classes.size:
+        raise ValueError(f"classes must not repeat a label, got {classes.tolist()}")
+    missing = labels[~np.isin(labels, classes)]
+    if missing.size:
+        raise ValueError(
+            f"y_true has label(s) {missing.tolist()[:5]} that are not in classes "
+            f"{classes.tolist()}: classes names the column of each label in y_pred "
+            "(the estimator's classes_; default np.unique(y_true))"
+        )
+    proba = np.asarray(y_pred, dtype=float)
+    # Probabilities from predict_proba lie in [0, 1] up to rounding (about 1e-16).
+    low, high = np.nanmin(proba, initial=0.0), np.nanmax(proba, initial=1.0)
+    if low < -1e-8 or high > 1.0 + 1e-8:
+        raise ValueError(
+            f"loss {name!r} needs class probabilities in [0, 1]; y_pred has values from "
+            f"{low:.3g} to {high:.3g} (decision_function scores or log-probabilities?): use "
+            "cross_val_predict(..., method='predict_proba')"
+        )
+
+
+def _check_labels(y_true: Any, y_pred: Any, classes: Any) -> None:
+    """Refuse 0-1 loss predictions that are not labels of `y_true` (scores, probabilities).
+
+    ``cross_val_predict(..., method="predict")`` gives labels the folds' models saw, all
+    labels of `y_true`; a score never equals a label, and every loss would silently be 1.
+    """
+    truth, pred = np.asarray(y_true), np.asarray(y_pred)
+    if truth.ndim != 1 or pred.ndim != 1:
+        return  # multi-output targets: compared output by output
+    labels = np.unique(truth) if classes is None else np.union1d(truth, np.asarray(classes))
+    foreign = ~np.isin(pred, labels)
+    if pred.dtype.kind == "f":
+        foreign &= ~np.isnan(pred)  # NaN predictions: from_predictions names them
+    if foreign.any():
+        raise ValueError(
+            f"loss 'zero_one' compares predicted labels with y_true, but {int(foreign.sum())} "
+            f"prediction(s), the first {pred[foreign][:1].tolist()[0]!r} at row "
+            f"{int(np.flatnonzero(foreign)[0])}, are not labels of y_true "
+            f"{labels.tolist()[:10]}: pass cross_val_predict(..., method='predict'), "
+            "not scores or probabilities"
+        )

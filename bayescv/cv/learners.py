@@ -31,6 +31,7 @@ maximum-likelihood fit of Bates, Hastie & Tibshirani (2024)'s experiments (``C=i
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -161,10 +162,13 @@ def make_learner(
     only = learner_task(name)
     if task is None:
         if only is None:
-            raise ValueError(f"learner {name!r} does classification and regression: pass task=")
+            raise ValueError(
+                f"learner {name!r} does classification and regression: pass "
+                "task='classification' or task='regression'"
+            )
         task = only
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}{_did_you_mean(task, TASKS)}")
     factory = _CATALOGUE[name][TASKS.index(task)]
     if factory is None:
         fits = ", ".join(n for n in LEARNERS if _CATALOGUE[n][TASKS.index(task)] is not None)
@@ -173,5 +177,17 @@ def make_learner(
 
 
 def _check_name(name: str) -> None:
-    if name not in _CATALOGUE:
-        raise ValueError(f"unknown learner {name!r}; expected one of {', '.join(LEARNERS)}")
+    if not isinstance(name, str) or name not in _CATALOGUE:
+        raise ValueError(
+            f"unknown learner {name!r}; expected one of {', '.join(LEARNERS)}"
+            f"{_did_you_mean(name, LEARNERS)}"
+        )
+
+
+def _did_you_mean(given: Any, choices: tuple[str, ...]) -> str:
+    """``" (did you mean 'x'?)"`` for a near miss (case, spaces, ``_`` for ``-``, a typo)."""
+    if not isinstance(given, str):
+        return ""
+    key = given.strip().lower().replace("_", "-").replace(" ", "-")
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
