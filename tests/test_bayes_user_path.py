@@ -132,7 +132,7 @@ def test_cli_reads_a_plain_csv_with_repeated_runs(tmp_path, capsys):
     lines += [f"{rng.gamma(2, 1):.6f},{b},{r}" for r in range(2) for b in BLOCKS]
     (tmp_path / "runs.csv").write_text("\n".join(lines) + "\n")
     assert main(["bayes", str(tmp_path / "runs.csv")]) == 2
-    assert "replicate_kind" in capsys.readouterr().err
+    assert "--replicate-kind" in capsys.readouterr().err
     assert main(["bayes", str(tmp_path / "runs.csv"), "--replicate-kind", "repeat"]) == 0
 
 

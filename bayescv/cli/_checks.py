@@ -131,15 +131,57 @@ def read_losses(path: Any, args: Any) -> Any:
         raise ValueError(f"{path}: is a directory, not a loss-table file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    table = read_table(
-        path,
-        loss=args.loss_col,
-        block=args.block_col,
-        source=args.source_col,
-        scheme=args.scheme,
-        replicate_kind=getattr(args, "replicate_kind", None),
-    )
+    try:
+        table = read_table(
+            path,
+            loss=args.loss_col,
+            block=args.block_col,
+            source=args.source_col,
+            scheme=args.scheme,
+            replicate_kind=getattr(args, "replicate_kind", None),
+        )
+    except ValueError as error:
+        message = _with_column_option(str(error))
+        if "needs attribute 'replicate_kind'" in message and "got None" in message:
+            # a plain CSV with a 'replicate' column: an attribute is no CLI user's way out
+            message = f"{path}: the file has a 'replicate' column (of CV runs); " + (
+                "say what its runs are with --replicate-kind repeat, bootstrap or independent"
+                if hasattr(args, "replicate_kind")
+                else "this command reads one run: keep the rows of one run, without that column"
+            )
+        if message.endswith("has no 'loss' variable") and _is_study(path):
+            message += (
+                ": it is a coverage study, not a loss table; summarise it with "
+                f"`bayescv study --summary {path}`"
+            )
+        raise ValueError(message) from None
+    kind = getattr(args, "replicate_kind", None)
+    if kind is not None and "replicate" not in table.dims:
+        raise ValueError(
+            f"{path}: --replicate-kind {kind} is for a file of several CV runs, and this one "
+            "has no 'replicate' column (one run): leave the option out"
+        )
     return with_loss_range(table, getattr(args, "loss_range", None), path)
+
+
+def _is_study(path: Path) -> bool:
+    """Whether `path` is a NetCDF file that :func:`bayescv.compare.run_study` wrote."""
+    import xarray as xr
+
+    try:
+        with xr.open_dataset(path) as data:
+            return data.attrs.get("title") == "bayescv coverage study"
+    except (OSError, ValueError):
+        return False
+
+
+def _with_column_option(message: str) -> str:
+    """Name the option that picks a column the file lacks (the reader names none)."""
+    for role in ("loss", "block"):  # --source-col has no default: the user named it
+        # the plain "the columns are [...]" ending: no other way out is said there
+        if f": no {role} column " in message and message.endswith("]"):
+            return f"{message}; name the {role} column with --{role}-col"
+    return message
 
 
 def add_loss_range(parser: Any, also: str = "") -> None:

@@ -51,6 +51,11 @@ def register(sub: Any) -> None:
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
     parser.add_argument(
+        "--replicate-kind",
+        choices=("repeat", "bootstrap", "independent"),
+        help="what the runs of a plain CSV with a 'replicate' column are (repeated CV: repeat)",
+    )
+    parser.add_argument(
         "--greater-is-better",
         action="store_true",
         help="the tables hold scores (accuracy, log-likelihood per point): higher is better; "
@@ -93,14 +98,19 @@ def _run(args: argparse.Namespace) -> int:
 
     if len(args.files) < 2:
         return _fail(f"expected at least two loss tables, got {len(args.files)}")
-    names = args.names.split(",") if args.names else [p.stem for p in args.files]
+    names = (
+        [n.strip() for n in args.names.split(",")] if args.names else [p.stem for p in args.files]
+    )
+    if not all(names):
+        return _fail(f"--names has an empty name: {args.names!r}")
     if len(names) != len(args.files):
         return _fail(f"{len(names)} names for {len(args.files)} files")
     if len(set(names)) != len(names):
         return _fail(f"learner names must differ, got {names} (use --names)")
     if not (math.isfinite(args.rope) and args.rope >= 0):
         return _fail(f"--rope must be a number >= 0, got {args.rope}")
-    methods = None if args.methods is None else args.methods.split(",")
+    # "a, b" as well as "a,b" (as `bayescv study` reads it): a space is no part of a name
+    methods = None if args.methods is None else [m.strip() for m in args.methods.split(",")]
     methods = "all" if methods == ["all"] else methods
     try:
         tables = {
@@ -146,14 +156,19 @@ def _run(args: argparse.Namespace) -> int:
                     "p_best": _number(b["p_best"].sel(learner=n)),
                     "p_equivalent_to_best": _number(b["p_equivalent_to_best"].sel(learner=n)),
                     "mean": _number(b["mean"].sel(learner=n)),
+                    # the interval of the mean, as the table shows it
+                    "lower": _number(b["lower"].sel(learner=n)),
+                    "upper": _number(b["upper"].sel(learner=n)),
                 }
                 for n in b["learner"].values
             }
         print(json.dumps(out, indent=2))
         return 0
     cols = ["method", "a", "b", "target", "estimate", "lower", "upper", "p_better",
-            "p_equivalent", "p_worse", "p_value", "flag"]  # fmt: skip
+            "p_equivalent", "p_worse", "p_value", "alternative", "flag"]  # fmt: skip
     shown = frame[cols].copy()
+    # Bayle's test is one-sided, the others two-sided: say which each p-value is.
+    shown["alternative"] = shown["alternative"].replace("", "-")
     if len(set(frame["dataset"]) - {""}) > 1:  # one data set needs no column
         shown.insert(1, "dataset", frame["dataset"])
     what = "negated scores" if args.greater_is_better else "losses"

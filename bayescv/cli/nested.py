@@ -160,13 +160,21 @@ def _run(args: argparse.Namespace) -> int:
 
 def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[str, Any]]:
     try:
-        frame = pd.read_csv(args.data)
+        # Source labels are IDs, read as written: as numbers, '007' and '7' would be merged.
+        text = {} if args.source_col is None else {args.source_col: str}
+        frame = pd.read_csv(args.data, dtype=text)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise _InputError(f"cannot read {args.data}: {exc}") from None
     if frame.empty:
         raise _InputError(f"{args.data} has no data rows")
+    _check_header(args.data)
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
+    if len(columns) == 1 and ";" in columns[0]:
+        raise _InputError(
+            f"{args.data} has one column, {columns[0]!r}: it looks semicolon-delimited (as "
+            "spreadsheets that write decimal commas save CSV); save it with commas"
+        )
     for role, col in (("target", args.target), ("source", args.source_col)):
         if col is not None and col not in columns:
             raise _InputError(
@@ -188,7 +196,7 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
         raise _InputError(f"missing values in column(s): {', '.join(missing)}")
     X = frame[features].to_numpy(dtype=float)
     y = frame[args.target].to_numpy()
-    groups = None if args.source_col is None else frame[args.source_col].to_numpy()
+    groups = None if args.source_col is None else frame[args.source_col].str.strip().to_numpy()
     info = {
         "data": str(args.data),
         "n_rows": len(frame),
@@ -197,6 +205,30 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
         "source_column": args.source_col,
     }
     return X, y, groups, info
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a header that pandas would quietly turn into extra features.
+
+    Every column but the target and the source is a feature, so a column with no name (the
+    row index that :meth:`pandas.DataFrame.to_csv` writes unless ``index=False``), read as
+    ``Unnamed: 0``, or a repeated name, read as ``y.1``, would be fitted as one.
+    """
+    row = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    names = [str(name).strip() for name in row.iloc[0].tolist()] if len(row) else []
+    unnamed = [str(i + 1) for i, name in enumerate(names) if not name]
+    if unnamed:
+        raise _InputError(
+            f"column(s) {', '.join(unnamed)} of {path} have no name in the header row (a row "
+            "index, as pandas' to_csv writes unless index=False?); every column but the "
+            "target and the source is a feature: name the column, or delete it"
+        )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise _InputError(
+            f"{path} names column(s) {', '.join(map(repr, repeated))} more than once; every "
+            "column but the target and the source is a feature: rename or delete the copies"
+        )
 
 
 def _task(args: argparse.Namespace, y: np.ndarray) -> str:

@@ -134,7 +134,9 @@ def _run(args: argparse.Namespace) -> int:
                 ("--n-replicates", args.n_replicates, 100), ("--methods", args.methods, "all"),
                 ("--learner", args.learner, None), ("--design", args.design, None),
                 ("--scheme", args.scheme, None), ("--out", args.out, None),
-                ("--option", args.option, []),
+                ("--option", args.option, []), ("--level", args.level, 0.95),
+                ("--random-state", args.random_state, 0), ("--n-jobs", args.n_jobs, None),
+                ("--backend", args.backend, "joblib"), ("--scheduler", args.scheduler, None),
             )
             if value != default
         ]  # fmt: skip
@@ -146,10 +148,21 @@ def _run(args: argparse.Namespace) -> int:
         try:
             table = summary_table(summarize(load_study(args.summary)))
         except (ValueError, OSError, KeyError) as error:
-            return _fail(f"{args.summary}: {str(error).splitlines()[0]}")
+            message = str(error).splitlines()[0]
+            # the store's advice on resuming a run; --summary only reads
+            message = message.replace(
+                "; move it away or use another path",
+                ": --summary reads a study that `bayescv study --out` wrote (.nc or .zarr)",
+            )
+            return _fail(f"{args.summary}: {message}")
         print(table)
         return 0
     problem = bad_n_jobs(args.n_jobs)
+    if not problem and args.scheduler and args.backend != "dask":
+        problem = (
+            f"--scheduler {args.scheduler} is the address of a Dask scheduler: give "
+            "--backend dask with it, or leave it out (joblib runs here)"
+        )
     if not problem and args.backend == "dask":
         problem = missing_extra(["dask", "distributed"], "dask", what="--backend dask")
     if not problem and args.out is not None:

@@ -83,8 +83,8 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--alternative",
         choices=("two-sided", "less", "greater"),
-        default="two-sided",
-        help="paired test: 'less' means A has the lower error",
+        default=None,
+        help="paired test (default two-sided): 'less' means A has the lower error",
     )
     parser.set_defaults(func=_run)
 
@@ -103,16 +103,27 @@ def _run(args: argparse.Namespace) -> int:
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:
+        way_out = (
+            "; to compare more than two learners use `bayescv compare`"
+            if args.paired
+            else "; to compare two learners give --paired A.csv B.csv (or `bayescv compare`)"
+        )
         return _fail(
             f"expected {expected} CSV file(s){' with --paired' if args.paired else ''}, "
-            f"got {len(args.files)}"
+            f"got {len(args.files)}" + (way_out if len(args.files) > expected else "")
+        )
+    if args.alternative is not None and not args.paired:
+        return _fail(
+            f"--alternative {args.alternative} is for the paired test: give --paired A.csv "
+            "B.csv, or leave --alternative out (one table's intervals are two-sided)"
         )
     if args.paired and args.kind == "log":
         return _fail(
             "--kind log is not available with --paired: the differences A - B can be "
             "negative and have no log scale; use --kind normal or t"
         )
-    methods = None if args.methods is None else args.methods.split(",")
+    # "a, b" as well as "a,b" (as `bayescv study` reads it): a space is no part of a name
+    methods = None if args.methods is None else [m.strip() for m in args.methods.split(",")]
     methods = "all" if methods == ["all"] else methods
     try:
         tables = [_read(path, args) for path in args.files]
@@ -121,16 +132,21 @@ def _run(args: argparse.Namespace) -> int:
                 warnings.simplefilter("always", HeavyTailWarning)
                 result = paired_comparison(
                     *tables, methods, level=args.level, kind=args.kind,
-                    alternative=args.alternative,
+                    alternative=args.alternative or "two-sided",
                 )  # fmt: skip
             said = [*_unequal_note(result, block_stats(tables[0])), *_tail_lines(caught)]
         else:
             table = tables[0]
             if args.kind == "log" and effective_range(table)[0] < 0:
+                declared = table.attrs.get("loss_range")
+                said = (
+                    "declares no such range"
+                    if declared is None
+                    else f"has the loss range [{declared[0]:g}, {declared[1]:g}]"
+                )
                 return _fail(
                     f"--kind log is for losses that are at least 0, and {args.files[0]} "
-                    "declares no such range; give --loss-range 0,inf if its losses are never "
-                    "negative"
+                    f"{said}; give --loss-range 0,inf if its losses are never negative"
                 )
             stats = block_stats(table)
             estimates = variance_estimates(table)
@@ -212,6 +228,7 @@ def _summary(table, estimates, moments, intervals) -> dict:
     theta = estimates["theta"]
     stats = {name: theta.sel(estimator=name).item() for name in estimates["estimator"].values}
     n_sizes = np.unique(_sizes(table))
+    names = intervals["method_name"].values
     summary: dict[str, Any] = {
         "N": int(table.sizes["obs"]),
         "K": int(np.unique(table["block"].values).size),
@@ -244,6 +261,11 @@ def _summary(table, estimates, moments, intervals) -> dict:
                 ]
                 for m in intervals["method_name"].values
             },
+            # what each interval is for (err, kfold_test_error, ...) and its SE, as the table
+            "targets": {
+                str(m): str(t) for m, t in zip(names, intervals["target"].values, strict=True)
+            },
+            "se": {str(m): _number(v) for m, v in zip(names, intervals["se"].values, strict=True)},
         }
     )
     said = [str(note) for note in estimates["note"].values if note]

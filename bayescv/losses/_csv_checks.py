@@ -11,7 +11,13 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_columns", "check_labels", "encoding_error", "parse_losses"]
+__all__ = [
+    "check_columns",
+    "check_labels",
+    "check_merged_labels",
+    "encoding_error",
+    "parse_losses",
+]
 
 
 def encoding_error(path: str | PathLike[str], error: UnicodeDecodeError) -> ValueError:
@@ -72,6 +78,33 @@ def check_labels(path: str | PathLike[str], frame: pd.DataFrame, named: dict[str
             raise ValueError(
                 f"{path}: missing {role} label (empty field in column {column!r}) in "
                 f"{empty.size} data row(s): {rows}"
+            )
+
+
+def check_merged_labels(
+    path: str | PathLike[str], frame: pd.DataFrame, named: dict[str, str], read_text
+) -> None:
+    """Refuse integer labels whose different texts pandas reads as one number ('01', '1').
+
+    Zero-padded IDs (patients ``007`` and ``7``) would otherwise be merged into one block or
+    source without a word. `read_text(columns)` reads those columns of the file as text.
+    """
+    roles = [r for r in ("block", "source", "index", "replicate") if named.get(r)]
+    ints = {named[r]: r for r in roles if frame[named[r]].dtype.kind in "iu"}
+    if not ints:
+        return
+    text = read_text(list(ints))
+    for column, role in ints.items():
+        pairs = pd.DataFrame({"value": frame[column].to_numpy(), "text": text[column].str.strip()})
+        spellings = pairs.groupby("value")["text"].unique()
+        merged = spellings[spellings.map(len) > 1]
+        if merged.size:
+            words = sorted(merged.iloc[0])[:3]
+            raise ValueError(
+                f"{path}: {role} labels {words} in column {column!r} are written differently "
+                f"but read as the same number {merged.index[0]}: if they are different "
+                f"{role}s, make the labels non-numeric (such as 'p{words[0]}'); if not, write "
+                "them alike"
             )
 
 

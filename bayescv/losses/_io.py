@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.losses._csv_checks import check_columns, check_labels, encoding_error, parse_losses
+from bayescv.losses._csv_checks import (
+    check_columns,
+    check_labels,
+    check_merged_labels,
+    encoding_error,
+    parse_losses,
+)
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._schema import _LABEL_COORDS, validate
 
@@ -252,6 +258,9 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         ) from None
     if not headed:
         check_labels(path, frame, named)
+        check_merged_labels(
+            path, frame, named, lambda cols: _pandas_csv(path, usecols=cols, dtype=str)
+        )
     frame[named["loss"]] = parse_losses(path, frame[named["loss"]])
     attrs = meta["attrs"]
     try:
