@@ -196,3 +196,16 @@ def test_a_table_declaring_a_range_beyond_0_1_is_not_a_0_1_table():
     assert cv_intervals(differences, ["naive_points"]).attrs["kind"] == "normal"
     with pytest.raises(ValueError, match=r"loss range \[-1.0, 1.0\]"):
         fit(differences, likelihood="binomial")
+
+
+def test_cli_table_output_default_kind_prints_one_interval_per_target(csv_path, capsys):
+    """With the default equal-tailed intervals the text output printed ArviZ's HDI columns
+    beside them: two slightly different 95 % intervals for the same target. The HDI columns
+    now appear only with --kind hdi (test_cli_table_output)."""
+    path, _ = csv_path
+    argv = ["bayes", str(path), "--block-col", "school", "--scheme", "source", "--draws", "300"]
+    assert main([*argv, "--tune", "300", "--chains", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "95% intervals (posterior_eti" in out
+    assert "hdi_" not in out
+    assert "r_hat" in out  # the diagnostics columns stay

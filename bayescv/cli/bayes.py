@@ -286,7 +286,10 @@ def _print_table(table, summary, intervals, diag) -> None:
         f"diagnostics: r-hat max {diag['rhat_max']:.3f}, ESS bulk min {diag['ess_bulk_min']:.0f}, "
         f"tail min {diag['ess_tail_min']:.0f}, divergences {diag['divergences']} ({status})\n"
     )
-    hdi = [c for c in summary.columns if c.startswith("hdi_")]  # at the interval level
+    # HDI columns (at the interval level) only for --kind hdi: beside equal-tailed intervals
+    # they would print a second, slightly different interval for the same target.
+    kind_hdi = str(intervals.attrs.get("kind", "")).endswith("hdi")
+    hdi = [c for c in summary.columns if c.startswith("hdi_")] if kind_hdi else []
     cols = ["mean", "sd", *hdi, "ess_bulk", "ess_tail", "r_hat"]
     with pd.option_context("display.width", 120, "display.max_rows", 200):
         print(
