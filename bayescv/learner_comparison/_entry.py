@@ -248,7 +248,7 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
         )]  # fmt: skip
     from bayescv.bayes import paired_comparison as bayes_paired
 
-    keep = {"expected_cv": "expected_cv", "ose": "ose", "new_source": "new_source"}
+    targets = ("expected_cv", "ose", "new_source")  # the summary rows, named as targets
     if np.array_equal(points[a]["loss"].values, points[b]["loss"].values):
         # No difference to model (bayes.paired_comparison refuses it): one flagged row, so
         # that the other methods' rows of the comparison still come back.
@@ -260,14 +260,15 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
     return [
         _row(
             method=method, dataset=dataset, a=a, b=b, target=target, kind="bayesian",
-            estimate=float(s["mean"].sel(target=name)), lower=float(s["lower"].sel(target=name)),
-            upper=float(s["upper"].sel(target=name)),
-            p_better=float(s["p_better"].sel(target=name)),
-            p_equivalent=float(s["p_equivalent"].sel(target=name)),
-            p_worse=float(s["p_worse"].sel(target=name)),
+            estimate=float(s["mean"].sel(target=target)),
+            lower=float(s["lower"].sel(target=target)),
+            upper=float(s["upper"].sel(target=target)),
+            p_better=float(s["p_better"].sel(target=target)),
+            p_equivalent=float(s["p_equivalent"].sel(target=target)),
+            p_worse=float(s["p_worse"].sel(target=target)),
         )
-        for name, target in keep.items()
-        if name in s["target"].values
+        for target in targets
+        if target in s["target"].values
     ]  # fmt: skip
 
 

@@ -71,6 +71,7 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
         for coord in ("block", "index")
         if coord in losses_a.coords and coord in losses_b.coords
     }
+    order = None  # B's points in A's order, when B lists them otherwise
     if not all(same.values()):
         order = _matching_rows(losses_a, losses_b)
         if order is None:
@@ -80,8 +81,6 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
                 "splits (same cv splitter and random_state, or cv=list of folds)"
             )
         loss_b = np.take_along_axis(np.atleast_2d(loss_b), order, axis=-1).reshape(loss_b.shape)
-    else:
-        order = None
     if "source" in losses_a.coords and "source" in losses_b.coords:
         source_b = np.atleast_2d(losses_b["source"].values)
         if order is not None:

@@ -15,6 +15,9 @@ from bayescv.losses._schema import from_arrays, validate
 
 __all__ = ["from_frame", "to_frame"]
 
+#: Table attributes that from_frame takes as arguments (read from frame.attrs by default).
+_ARGUMENT_ATTRS = ("scheme", "replicate_kind", "loss_name", "loss_range")
+
 
 def from_frame(
     frame: pd.DataFrame,
@@ -111,14 +114,15 @@ def from_frame(
             )
     if frame.empty:
         raise ValueError("empty input: the frame has no rows")
-    kept = dict(frame.attrs)  # what to_frame wrote; explicit arguments win
-    scheme = scheme if scheme is not None else kept.pop("scheme", None)
-    if replicate_kind is None and replicate is not None:  # one run taken out keeps no kind
-        replicate_kind = kept.get("replicate_kind")
-    loss_name = loss_name or kept.pop("loss_name", None)
-    loss_range = loss_range if loss_range is not None else kept.pop("loss_range", None)
-    for name in ("scheme", "replicate_kind", "loss_name", "loss_range"):
-        kept.pop(name, None)
+    # What to_frame wrote in frame.attrs: defaults of the arguments of those names (explicit
+    # arguments win), the other attributes copied. One run taken out keeps no replicate kind.
+    written = frame.attrs
+    scheme = scheme if scheme is not None else written.get("scheme")
+    if replicate_kind is None and replicate is not None:
+        replicate_kind = written.get("replicate_kind")
+    loss_name = loss_name or written.get("loss_name")
+    loss_range = loss_range if loss_range is not None else written.get("loss_range")
+    kept = {k: v for k, v in written.items() if k not in _ARGUMENT_ATTRS}
     rows = _own_rows(frame) if index is None else None
     if replicate is None:
         get = lambda c: None if c is None else frame[c].to_numpy()  # noqa: E731
