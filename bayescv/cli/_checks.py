@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "add_loss_range",
     "bad_n_jobs",
+    "comma_list",
     "parse_loss_range",
     "read_losses",
     "show_progress",
@@ -24,6 +25,21 @@ __all__ = [
     "unwritable_file",
     "with_loss_range",
 ]
+
+
+def comma_list(text: str) -> list[str]:
+    """Split an option's ``"a,b"`` or ``"a, b"``: a space after a comma is no part of a name.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    list of str
+    """
+    return [part.strip() for part in text.split(",")]
 
 
 def show_progress(args: Any) -> bool:

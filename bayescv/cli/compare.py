@@ -92,15 +92,13 @@ def _negated(table: Any) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from bayescv.cli._checks import read_losses
+    from bayescv.cli._checks import comma_list, read_losses
     from bayescv.fold_scores import from_loss_tables
     from bayescv.learner_comparison import compare_learners, compare_several
 
     if len(args.files) < 2:
         return _fail(f"expected at least two loss tables, got {len(args.files)}")
-    names = (
-        [n.strip() for n in args.names.split(",")] if args.names else [p.stem for p in args.files]
-    )
+    names = comma_list(args.names) if args.names else [p.stem for p in args.files]
     if not all(names):
         return _fail(f"--names has an empty name: {args.names!r}")
     if len(names) != len(args.files):
@@ -109,8 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"learner names must differ, got {names} (use --names)")
     if not (math.isfinite(args.rope) and args.rope >= 0):
         return _fail(f"--rope must be a number >= 0, got {args.rope}")
-    # "a, b" as well as "a,b" (as `bayescv study` reads it): a space is no part of a name
-    methods = None if args.methods is None else [m.strip() for m in args.methods.split(",")]
+    methods = None if args.methods is None else comma_list(args.methods)
     methods = "all" if methods == ["all"] else methods
     try:
         tables = {

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from bayescv._extras import missing_extra
-from bayescv.cli._checks import bad_n_jobs, show_progress, unwritable_dir, unwritable_file
+from bayescv.cli._checks import (
+    bad_n_jobs,
+    comma_list,
+    show_progress,
+    unwritable_dir,
+    unwritable_file,
+)
 
 __all__ = ["register"]
 
@@ -189,12 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         scenario = make_scenario(args.scenario, design=args.design, scheme=args.scheme)
         learner = None if args.learner is None else make_learner(args.learner, task=scenario.task)
         methods_arg = args.methods.strip()
-        # "a, b" as well as "a,b": a space after a comma is no part of a name
-        names = (
-            methods_arg
-            if methods_arg in ("all", "closed_form")
-            else [name.strip() for name in methods_arg.split(",")]
-        )
+        names = methods_arg if methods_arg in ("all", "closed_form") else comma_list(methods_arg)
         methods = resolve_methods(names)
         options = check_method_options(methods, _options(args.option))
         if args.n_replicates == 1:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.cli._checks import add_loss_range
+from bayescv.cli._checks import add_loss_range, comma_list
 from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
@@ -29,6 +29,8 @@ _JSON_THETAS = (
 _WEIGHTED = ("theta_A_weighted", "theta_B_weighted")
 #: How to ask for the θ_A, θ_B that allow unequal block sizes.
 _WEIGHTED_OPTION = "--methods theta_A_weighted,theta_B_weighted"
+#: The quantities that read blocks as folds: left out on a table of point pairs.
+_BLOCK_LEVEL = (*_JSON_THETAS, "se_folds", "sigma2_within")
 #: Said instead of the block-level quantities on a table whose blocks are pairs of points.
 _PAIRS_NOTE = (
     "the blocks are consecutive pairs of points (pointwise elpd of PSIS-LOO or WAIC), not "
@@ -122,8 +124,7 @@ def _run(args: argparse.Namespace) -> int:
             "--kind log is not available with --paired: the differences A - B can be "
             "negative and have no log scale; use --kind normal or t"
         )
-    # "a, b" as well as "a,b" (as `bayescv study` reads it): a space is no part of a name
-    methods = None if args.methods is None else [m.strip() for m in args.methods.split(",")]
+    methods = None if args.methods is None else comma_list(args.methods)
     methods = "all" if methods == ["all"] else methods
     try:
         tables = [_read(path, args) for path in args.files]
@@ -167,8 +168,8 @@ def _run(args: argparse.Namespace) -> int:
     # One line naming them all, the sizes and the way out (the JSON also keeps one per θ).
     note = unequal_sizes_note(unequal, stats, _WEIGHTED_OPTION)
     if has_pair_blocks(table):  # pairs of points are no folds: no block-level quantity
-        unequal = [*_JSON_THETAS, "se_folds", "sigma2_within"]
-        summary.update(dict.fromkeys([*_JSON_THETAS, "se_folds", "sigma2_within"]))
+        unequal = list(_BLOCK_LEVEL)
+        summary.update(dict.fromkeys(_BLOCK_LEVEL))
         note = _PAIRS_NOTE
     summary["warnings"] += _tail_lines(caught)
     if args.format == "json":
