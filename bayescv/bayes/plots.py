@@ -110,10 +110,7 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     axes[2].legend(loc="best")
     if group == "posterior" and idata.sample_stats.attrs.get("problems"):
         axes[2].set_ylim(top=1.25 * axes[2].get_ylim()[1])  # room above the bars
-        axes[2].text(
-            0.02, 0.98, "flagged: not_converged", transform=axes[2].transAxes, ha="left",
-            va="top", color="C3", fontsize="small",
-        )  # fmt: skip
+        _say_flagged(axes[2], "not_converged")
     return axes
 
 
@@ -210,11 +207,16 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         ax.axvline(draws.mean(), color="C0", label="posterior mean")
         ax.legend(loc="upper right", fontsize="small")
         if flag:
-            ax.text(
-                0.02, 0.98, f"flagged: {flag}", transform=ax.transAxes, ha="left", va="top",
-                color="C3", fontsize="small",
-            )  # fmt: skip
+            _say_flagged(ax, flag)
         ax.set_title(titles[name])
         ax.set_xlabel(axis_label if name != "theta" else "variance of the CV estimate")
         ax.set_yticks([])
     return axes
+
+
+def _say_flagged(ax: Any, flag: str) -> None:
+    """Write the flags of what the panel shows in red, in its top left corner."""
+    ax.text(
+        0.02, 0.98, f"flagged: {flag}", transform=ax.transAxes, ha="left", va="top",
+        color="C3", fontsize="small",
+    )  # fmt: skip
