@@ -19,6 +19,9 @@ of several seeds, ``--replicates`` each; ``--tau-sd`` sets the binomial rows'
 ``Priors(tau_sd=...)`` (a sensitivity check; the Gaussian rows keep the default). Sources
 fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates). Sources redrawn (``--redrawn``): target ``ose`` (the mean
 over replicates of ``ose_cv``, the fold models' error on new sources), M = 10, 50, 200.
+Sources fixed, the last column is each row's mean θ̂ over the data sets divided by the variance
+of μ̂ over them (:func:`variance_ratio`): how far the row's variance estimate sits from the one
+it estimates.
 
 Run by hand::
 
@@ -157,6 +160,22 @@ def one_study(args, sc, label: str, m: int, design: str, seed: int) -> xr.Datase
     return st
 
 
+def variance_ratio(theta: np.ndarray, mu: np.ndarray, draws: int = 2000) -> tuple[float, float]:
+    """Mean θ̂ over the data sets / the variance of μ̂ over them, and its bootstrap se.
+
+    With the sources fixed, Var(μ̂) over the study's data sets is what every ``expected_cv``
+    row estimates (θ̂; a posterior variance for the Bayesian rows); a ratio above 1 widens the
+    normal interval by its square root, and 2Φ(1.96·√ratio) − 1 is the coverage that follows.
+    The se resamples the data sets (seed 0).
+    """
+    ok = np.isfinite(theta) & np.isfinite(mu)
+    theta, mu = theta[ok], mu[ok]
+    ratio = theta.mean() / mu.var(ddof=1)
+    idx = np.random.default_rng(0).integers(0, theta.size, (draws, theta.size))
+    boot = theta[idx].mean(axis=1) / mu[idx].var(axis=1, ddof=1)
+    return float(ratio), float(boot.std(ddof=1))
+
+
 def pooled(studies: list[xr.Dataset]) -> xr.Dataset:
     """Stack studies of one cell run with different seeds along ``replicate``."""
     if len(studies) == 1:
@@ -196,6 +215,11 @@ def cell(args, label: str, m: int, design: str) -> dict:
             "cv_offset_sd": float(((st["mu_hat"] - truth) / se).mean()),
             "not_converged": int((st["flag"].sel(method_name=name) == "not_converged").sum()),
         }  # fmt: skip
+        if design == "sources_fixed":
+            ratio = variance_ratio(
+                st["theta_hat"].sel(method_name=name).values, st["mu_hat"].values
+            )
+            rows[str(name)]["variance_ratio"], rows[str(name)]["variance_ratio_se"] = ratio
     mu = st["mu_hat"].values
     return {
         "label": label, "bayes_error": SETTINGS[label], "m": m, "design": design,
@@ -223,15 +247,21 @@ def report(results: list[dict], command: str, out: Path) -> None:
             f"{r['seconds']:.0f} s of replicate time.",
             "",
             "| interval | coverage % | miss low % | miss high % | mean width | bounds outside [0, 1] "
-            "| centre − truth (se units) | CV error − truth (se units) | not converged |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| centre − truth (se units) | CV error − truth (se units) | not converged "
+            "| mean θ̂ / Var(μ̂) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, v in r["rows"].items():
             lines.append(
                 f"| {name} | {100 * v['coverage']:.1f} ± {100 * v['coverage_se']:.1f} | "
                 f"{100 * v['miss_low']:.1f} | {100 * v['miss_high']:.1f} | {v['mean_width']:.4f} | "
                 f"{v['outside_0_1']} | {v['centre_offset_sd']:+.2f} ± {v['centre_offset_se']:.2f} "
-                f"| {v['cv_offset_sd']:+.2f} | {v['not_converged']} |"
+                f"| {v['cv_offset_sd']:+.2f} | {v['not_converged']} | "
+                + (
+                    f"{v['variance_ratio']:.2f} ± {v['variance_ratio_se']:.2f} |"
+                    if "variance_ratio" in v
+                    else "— |"
+                )
             )
         lines.append("")
     out.with_suffix(".md").write_text("\n".join(lines))
