@@ -141,12 +141,13 @@ def read_losses(path: Any, args: Any) -> Any:
     ValueError
         One line naming the file and the problem.
     """
-    from bayescv.losses import read_table
+    from bayescv.losses import TableFormatError, read_table
 
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, not a loss-table file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
+    kind = getattr(args, "replicate_kind", None)
     try:
         table = read_table(
             path,
@@ -154,30 +155,41 @@ def read_losses(path: Any, args: Any) -> Any:
             block=args.block_col,
             source=args.source_col,
             scheme=args.scheme,
-            replicate_kind=getattr(args, "replicate_kind", None),
+            replicate_kind=kind,
         )
+    except TableFormatError as error:
+        raise ValueError(_as_options(path, error, args)) from None
     except ValueError as error:
-        message = _with_column_option(str(error))
-        if "needs attribute 'replicate_kind'" in message and "got None" in message:
-            # a plain CSV with a 'replicate' column: an attribute is no CLI user's way out
-            message = f"{path}: the file has a 'replicate' column (of CV runs); " + (
-                "say what its runs are with --replicate-kind repeat, bootstrap or independent"
-                if hasattr(args, "replicate_kind")
-                else "this command reads one run: keep the rows of one run, without that column"
-            )
+        message = str(error)
         if message.endswith("has no 'loss' variable") and _is_study(path):
             message += (
                 ": it is a coverage study, not a loss table; summarise it with "
                 f"`bayescv study --summary {path}`"
             )
         raise ValueError(message) from None
-    kind = getattr(args, "replicate_kind", None)
-    if kind is not None and "replicate" not in table.dims:
-        raise ValueError(
-            f"{path}: --replicate-kind {kind} is for a file of several CV runs, and this one "
-            "has no 'replicate' column (one run): leave the option out"
-        )
     return with_loss_range(table, getattr(args, "loss_range", None), path)
+
+
+def _as_options(path: Path, error: Any, args: Any) -> str:
+    """Say the reader's refusal of a column or an attribute in terms of the CLI's options."""
+    message = str(error)
+    if error.missing_attribute == "replicate_kind":
+        # a plain CSV with a 'replicate' column: an attribute is no CLI user's way out
+        return f"{path}: the file has a 'replicate' column (of CV runs); " + (
+            "say what its runs are with --replicate-kind repeat, bootstrap or independent"
+            if hasattr(args, "replicate_kind")
+            else "this command reads one run: keep the rows of one run, without that column"
+        )
+    if error.extra_attribute == "replicate_kind":
+        return (
+            f"{path}: --replicate-kind {args.replicate_kind} is for a file of several CV "
+            "runs, and this one has no 'replicate' column (one run): leave the option out"
+        )
+    role = (error.missing_column or ("", ""))[0]
+    # --source-col has no default: the user named it; a message with advice keeps its own
+    if role in ("loss", "block") and not error.advice:
+        return f"{message}; name the {role} column with --{role}-col"
+    return message
 
 
 def _is_study(path: Path) -> bool:
@@ -189,15 +201,6 @@ def _is_study(path: Path) -> bool:
             return data.attrs.get("title") == "bayescv coverage study"
     except (OSError, ValueError):
         return False
-
-
-def _with_column_option(message: str) -> str:
-    """Name the option that picks a column the file lacks (the reader names none)."""
-    for role in ("loss", "block"):  # --source-col has no default: the user named it
-        # the plain "the columns are [...]" ending: no other way out is said there
-        if f": no {role} column " in message and message.endswith("]"):
-            return f"{message}; name the {role} column with --{role}-col"
-    return message
 
 
 def add_loss_range(parser: Any, also: str = "") -> None:

@@ -208,7 +208,7 @@ def _read_bootstrap(args: argparse.Namespace, table: Any) -> Any:
     either file is one, the bootstrap table takes the observed table's loss name instead of
     being refused as replicates of another loss.
     """
-    from bayescv.losses import read_table
+    from bayescv.losses import TableFormatError, read_table
     from bayescv.losses._io import self_describing
 
     path = args.bootstrap
@@ -216,9 +216,17 @@ def _read_bootstrap(args: argparse.Namespace, table: Any) -> Any:
         raise ValueError(f"{path}: no such file")
     plain = not self_describing(path)
     columns = {"loss": args.loss_col, "block": args.block_col, "source": args.source_col}
-    bootstrap = read_table(
-        path, **(columns if plain else {}), scheme=args.scheme, replicate_kind="bootstrap"
-    )
+    try:
+        bootstrap = read_table(
+            path, **(columns if plain else {}), scheme=args.scheme, replicate_kind="bootstrap"
+        )
+    except TableFormatError as error:
+        if error.extra_attribute != "replicate_kind":
+            raise
+        raise ValueError(
+            f"{path}: --bootstrap needs a file of several bootstrap runs (a 'replicate' "
+            "column, as bayescv.bootstrap_cv_losses writes), and this one holds one CV run"
+        ) from None
     plain_losses = not self_describing(args.losses)
     if plain or plain_losses:
         bootstrap.attrs["loss_name"] = table.attrs.get("loss_name", "unknown")

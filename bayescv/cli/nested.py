@@ -197,6 +197,14 @@ def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[s
     X = frame[features].to_numpy(dtype=float)
     y = frame[args.target].to_numpy()
     groups = None if args.source_col is None else frame[args.source_col].str.strip().to_numpy()
+    if groups is not None and np.unique(groups).size == groups.size:
+        # a measurement, such as a feature, rather than labels of patients, sites or schools
+        raise _InputError(
+            f"source column {args.source_col!r} has {groups.size} distinct values in "
+            f"{groups.size} rows: every source has a single row, and a source needs at least "
+            "two; folds of one-row sources are folds of points, with no source to generalise "
+            "to. Name the column that labels the sources, or leave --source-col out"
+        )
     info = {
         "data": str(args.data),
         "n_rows": len(frame),

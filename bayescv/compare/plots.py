@@ -7,6 +7,7 @@ and decompositions (:func:`bayescv.compare.decompose`), fresh or read back from 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -76,6 +77,8 @@ def plot_coverage(
 
     As Fig. 6 of Geras & Sutton (2013) plots estimators against M; the dashed line is the nominal
     coverage. Each method has its own colour and marker pair (ten colours, then a new marker).
+    A setting without a coverage (NaN: no replicate with an interval) breaks the method's line;
+    it is marked by an x on the x axis and named in a note.
 
     Parameters
     ----------
@@ -126,6 +129,7 @@ def plot_coverage(
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     markers = "osD^vP*Xph"
+    gaps = []
     for i, name in enumerate(names):
         p, se = [], []
         for x in xs:
@@ -136,6 +140,18 @@ def plot_coverage(
             se.append(float(s["coverage_se"].sel(target=target)))
         ax.errorbar(xs, p, yerr=2 * np.asarray(se), color=f"C{i % 10}",
                     marker=markers[i // 10 % len(markers)], ms=4, capsize=2, label=name)  # fmt: skip
+        none = np.isnan(p)
+        if none.any():  # no coverage (no replicate with an interval): an x on the x axis
+            ax.plot(np.asarray(xs, dtype=float)[none], np.zeros(none.sum()), ls="none",
+                    marker="x", color=f"C{i % 10}", transform=ax.get_xaxis_transform(),
+                    clip_on=False)  # fmt: skip
+            gaps.append(
+                f"{name} at {', '.join(str(x) for x, n in zip(xs, none, strict=True) if n)}"
+            )
+    if gaps:  # the line breaks there: say why
+        ax.text(0.01, 0.04, "no coverage (no replicate with an interval), x on the axis: "
+                + "; ".join(gaps), transform=ax.transAxes, fontsize="small", va="bottom",
+                wrap=True)  # fmt: skip
     level = float(first.attrs.get("level", np.nan))
     ax.axhline(level, ls="--", color="0.4", lw=1, label=f"nominal {100 * level:g}%")
     return _against_setting(ax, xs, xlabel, f"coverage of {target} (±2 MC s.e.)")
@@ -192,7 +208,8 @@ def plot_decomposition(
 
     The y axis is logarithmic, so each term is drawn at its absolute value; a negative term
     (ω or γ terms from negatively correlated blocks) is circled in white, with a legend entry
-    saying so, so that it is not read as a positive contribution.
+    saying so, so that it is not read as a positive contribution. A term of exactly 0, which
+    has no place on a log axis, is a triangle on the x axis, with a legend entry too.
 
     Parameters
     ----------
@@ -221,7 +238,7 @@ def plot_decomposition(
         "gamma_term": "γ term",
         "theta": "θ",
     }
-    negative_drawn = False
+    negative_drawn = zero_drawn = False
     for key, text in names.items():
         values = np.array([float(decompositions[x][key]) for x in xs])
         style = {"color": "k", "lw": 2} if key == "theta" else {}
@@ -234,6 +251,14 @@ def plot_decomposition(
                 label=None if negative_drawn else "open: negative term, drawn as |term|",
             )  # fmt: skip
             negative_drawn = True
+        zero = values == 0
+        if zero.any():  # no place on the log axis: on the x axis instead
+            ax.plot(
+                np.asarray(xs, dtype=float)[zero], np.zeros(zero.sum()), ls="none", marker="v",
+                mfc="white", color=line.get_color(), transform=ax.get_xaxis_transform(),
+                clip_on=False, label=None if zero_drawn else "triangle on the x axis: term exactly 0",
+            )  # fmt: skip
+            zero_drawn = True
     ax.set_yscale("log")
     return _against_setting(ax, xs, xlabel, "|contribution to Var(μ̂)|")
 
@@ -249,7 +274,9 @@ def plot_intervals(
     """One method's intervals over replicates, coloured by whether they cover the truth.
 
     Each interval is a vertical line with a cap at either end, so that an interval of zero
-    width (lower = upper) shows as one cap.
+    width (lower = upper) shows as one cap. An interval the study flagged (its ``flag``, such as
+    ``"not_converged"`` or ``"truncated_to_range"``) has an orange x at its middle, and the
+    legend counts the flags.
 
     Parameters
     ----------
@@ -291,6 +318,13 @@ def plot_intervals(
             # End caps: an interval of zero width (lower = upper) has no line to show.
             ax.scatter(np.r_[x[idx], x[idx]], np.r_[lo, hi], marker="_", s=30, color=colour,
                        linewidths=1.2)  # fmt: skip
+    flags = part["flag"].values.astype(str) if "flag" in part else np.full(order.size, "")
+    flagged = (defined & (np.char.str_len(flags) > 0))[order]
+    if flagged.any():  # drawn, but the method said something is wrong with it
+        counts = Counter(f for flag in flags[order][flagged] for f in flag.split(",") if f)
+        ax.scatter(x[flagged], ((lower + upper) / 2)[order][flagged], marker="x", s=25,
+                   color="C1", zorder=3, label="flagged: " + ", ".join(
+                       f"{f} ({c})" for f, c in sorted(counts.items())))  # fmt: skip
     ax.plot(x, truth[order], "k.", ms=3, label=target)
     level = float(study.attrs.get("level", np.nan))
     n_defined = int(defined.sum())

@@ -218,8 +218,8 @@ def losses_on_folds(
         Targets.
     folds : sequence of (train, test)
         Row indices of each pair (or boolean masks; negative indices count from the end);
-        training rows may repeat (bootstrap copies). An empty sequence fits nothing and
-        returns the engine that would be used.
+        training rows may repeat (bootstrap copies), test rows must not be training rows of
+        their pair. An empty sequence fits nothing and returns the engine that would be used.
     loss : Loss
         Per-point loss (:func:`bayescv.cv.get_loss`).
     batched : bool or None, default None
@@ -240,8 +240,9 @@ def losses_on_folds(
     ------
     ValueError
         For infinite features (as :func:`cross_val_losses`), X and y of different lengths,
-        rows that are not indices or masks, out of range, or an empty training set, and
-        as the fits and losses of :func:`cross_val_losses` do.
+        rows that are not indices or masks, out of range, an empty training set or test
+        rows among the pair's training rows, and as the fits and losses of
+        :func:`cross_val_losses` do.
 
     Examples
     --------
@@ -264,6 +265,17 @@ def losses_on_folds(
     empty = [k for k, (tr, _) in enumerate(folds) if tr.size == 0]
     if empty:
         raise ValueError(f"pair {empty[0]} of folds has an empty training set: nothing to fit")
+    in_train = np.zeros(n, dtype=bool)
+    for k, (tr, te) in enumerate(folds):  # training rows may repeat; test rows must be new
+        in_train[tr] = True
+        shared = np.unique(te[in_train[te]])
+        in_train[tr] = False
+        if shared.size:
+            raise ValueError(
+                f"pair {k} of folds tests {shared.size} row(s) it also trains on (rows "
+                f"{_some(shared)}): a loss on a training point is no CV loss; give each pair "
+                "test rows outside its training rows"
+            )
     losses, _, engine = _fold_losses(estimator, X, y, folds, loss, n_jobs=n_jobs, batched=batched)
     return losses, engine
 

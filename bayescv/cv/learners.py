@@ -32,6 +32,7 @@ maximum-likelihood fit of Bates, Hastie & Tibshirani (2024)'s experiments (``C=i
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -87,6 +88,10 @@ _CATALOGUE: dict[str, tuple[_Factory, _Factory]] = {
     ),
 }
 
+#: The learners that take `random_state`, and the largest seed scikit-learn's fit takes.
+_SEEDED = ("decision-tree", "random-forest", "gradient-boosting")
+_SEED_MAX = 2**32 - 1
+
 #: Learner names accepted by :func:`make_learner` (see the module's table).
 LEARNERS: tuple[str, ...] = tuple(_CATALOGUE)
 
@@ -126,7 +131,7 @@ def make_learner(
     name: str,
     *,
     task: Literal["classification", "regression"] | None = None,
-    random_state: int | None = None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> Any:
     """Return an unfitted scikit-learn estimator chosen by name.
 
@@ -136,8 +141,9 @@ def make_learner(
         One of :data:`LEARNERS` (see the module's table).
     task : {"classification", "regression"}, optional
         What the target is. Needed only for names that do both (:func:`learner_task`).
-    random_state : int, optional
-        Seed of the randomised learners (trees, forests, boosting); ignored by the others.
+    random_state : int or numpy.random.RandomState, optional
+        Seed of the randomised learners (trees, forests, boosting), as scikit-learn takes it:
+        an integer in ``[0, 2**32 - 1]`` or a ``RandomState``; ignored by the others.
 
     Returns
     -------
@@ -148,7 +154,11 @@ def make_learner(
     ------
     ValueError
         For an unknown name or task, a name that does not fit the task (``logistic`` for
-        regression, ``linear`` for classification), or no task for a name that does both.
+        regression, ``linear`` for classification), no task for a name that does both, or
+        a randomised learner's `random_state` outside ``[0, 2**32 - 1]``.
+    TypeError
+        For a randomised learner's `random_state` that is no integer, ``RandomState`` or
+        None (a numpy ``Generator`` included, which scikit-learn's learners do not take).
 
     Examples
     --------
@@ -173,7 +183,31 @@ def make_learner(
     if factory is None:
         fits = ", ".join(n for n in LEARNERS if _CATALOGUE[n][TASKS.index(task)] is not None)
         raise ValueError(f"learner {name!r} is for {only} only; for {task} use one of {fits}")
+    _check_random_state(random_state, name)
     return factory(random_state)
+
+
+def _check_random_state(random_state: Any, name: str) -> None:
+    """Refuse now, for a learner that takes it, a seed that scikit-learn's fit would refuse."""
+    if name not in _SEEDED or random_state is None:
+        return  # the others ignore it (bayescv nested passes them its own seed)
+    if isinstance(random_state, np.random.RandomState):
+        return
+    if not isinstance(random_state, numbers.Integral):
+        hint = (
+            ": pass an integer drawn from it, such as int(rng.integers(2**32))"
+            if isinstance(random_state, np.random.Generator)
+            else ""
+        )
+        raise TypeError(
+            f"random_state of {name!r} must be None, an integer in [0, 2**32 - 1] or a numpy "
+            f"RandomState, as scikit-learn takes it, got {random_state!r}{hint}"
+        )
+    if not 0 <= random_state <= _SEED_MAX:
+        raise ValueError(
+            f"random_state of {name!r} must be an integer in [0, 2**32 - 1], as scikit-learn "
+            f"takes it, got {random_state}"
+        )
 
 
 def _check_name(name: str) -> None:

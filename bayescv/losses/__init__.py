@@ -24,11 +24,15 @@ loss names) and :func:`from_elpd` (ArviZ's pointwise PSIS-LOO or WAIC).
 
 Every builder validates: NaN, infinite or complex losses, missing (``None`` or NaN) labels,
 blocks with fewer than two points, fewer than two blocks, mismatched lengths, duplicated
-columns and empty input raise a :class:`ValueError` that names the problem.
+columns and empty input raise a :class:`ValueError` that names the problem; a missing column,
+runs without ``replicate_kind`` or ``replicate_kind`` for one run raise its subclass
+:class:`TableFormatError`, whose attributes say which.
 """
 
-from bayescv.losses._builders import from_elpd, from_predictions, has_pair_blocks
+from bayescv.losses._builders import from_predictions
 from bayescv.losses._differences import loss_differences
+from bayescv.losses._elpd import from_elpd, has_pair_blocks
+from bayescv.losses._errors import TableFormatError
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._io import read_csv, read_netcdf, read_table, to_csv, to_netcdf
 from bayescv.losses._range import effective_range, is_binary, loss_range
@@ -44,6 +48,7 @@ from bayescv.losses._schema import (
 __all__ = [
     "REPLICATE_KINDS",
     "SCHEMES",
+    "TableFormatError",
     "effective_range",
     "from_arrays",
     "from_elpd",

@@ -11,6 +11,8 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
+from bayescv.losses._errors import TableFormatError
+
 __all__ = [
     "check_columns",
     "check_labels",
@@ -61,8 +63,10 @@ def check_columns(path: str | PathLike[str], header: list[str], named: dict[str,
                     "commas save CSV): save it with commas, or read it with pandas.read_csv("
                     "path, sep=';', decimal=',') and pass the frame to bayescv.losses.from_frame"
                 )
-            raise ValueError(
-                f"{path}: no {role} column {column!r}; the columns are {header}{hint}"
+            raise TableFormatError(
+                f"{path}: no {role} column {column!r}; the columns are {header}{hint}",
+                missing_column=(role, column),
+                advice=hint.removeprefix("; "),
             )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.losses._errors import TableFormatError
 from bayescv.losses._schema import from_arrays, validate
 
 __all__ = ["from_frame", "to_frame"]
@@ -59,7 +60,8 @@ def from_frame(
     scheme : {"random", "source"}, optional
         As in :func:`from_arrays`; defaults to ``frame.attrs["scheme"]``.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
-        Required with `replicate`; defaults to ``frame.attrs["replicate_kind"]``.
+        Required with `replicate`, and refused without it (one run); defaults to
+        ``frame.attrs["replicate_kind"]``.
     loss_name : str, optional
         Defaults to ``frame.attrs["loss_name"]``, else the name of the loss column.
     loss_range : (float, float), optional
@@ -74,7 +76,8 @@ def from_frame(
     ------
     ValueError
         If a named column is missing, runs differ in length, or the losses fail
-        :func:`validate`.
+        :func:`validate`; a :class:`~bayescv.losses.TableFormatError` for runs without
+        `replicate_kind`, or `replicate_kind` without runs.
 
     Examples
     --------
@@ -117,6 +120,13 @@ def from_frame(
     # What to_frame wrote in frame.attrs: defaults of the arguments of those names (explicit
     # arguments win), the other attributes copied. One run taken out keeps no replicate kind.
     written = frame.attrs
+    if replicate_kind is not None and replicate is None:
+        raise TableFormatError(
+            f"replicate_kind {replicate_kind!r} says what the runs of a table of several CV "
+            "runs are, and this one has no 'replicate' column (one run): leave replicate_kind "
+            "out, or name the column that numbers the runs with replicate=",
+            extra_attribute="replicate_kind",
+        )
     scheme = scheme if scheme is not None else written.get("scheme")
     if replicate_kind is None and replicate is not None:
         replicate_kind = written.get("replicate_kind")

@@ -6,7 +6,6 @@ Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -23,7 +22,14 @@ from bayescv.losses._csv_checks import (
     encoding_error,
     parse_losses,
 )
+from bayescv.losses._errors import TableFormatError, with_path
 from bayescv.losses._frame import from_frame, to_frame
+from bayescv.losses._json_attrs import (
+    decode_nonfinite,
+    encode_nonfinite,
+    has_nonfinite,
+    json_value,
+)
 from bayescv.losses._schema import _LABEL_COORDS, validate
 
 __all__ = ["read_csv", "read_netcdf", "read_table", "to_csv", "to_netcdf"]
@@ -50,12 +56,12 @@ def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
     """
     _refuse_models(table)
     frame = to_frame(table)
-    attrs = {k: _json_value(v) for k, v in table.attrs.items()}
+    attrs = {k: json_value(v) for k, v in table.attrs.items()}
     meta: dict[str, Any] = {
-        "attrs": {k: _encode_nonfinite(v) for k, v in attrs.items()},
+        "attrs": {k: encode_nonfinite(v) for k, v in attrs.items()},
         "dtypes": {c: table[c].dtype.str for c in frame.columns if c != "loss"},
     }
-    nonfinite = [k for k, v in attrs.items() if _has_nonfinite(v)]
+    nonfinite = [k for k, v in attrs.items() if has_nonfinite(v)]
     if nonfinite:  # which attrs to decode: a string attribute "inf" stays a string
         meta["nonfinite"] = nonfinite
     header = _CSV_HEADER + json.dumps(meta) + "\r\n"  # before opening: no empty file on error
@@ -135,7 +141,8 @@ def read_table(
         CV scheme. For a plain CSV as in :func:`bayescv.losses._schema.from_arrays` (inferred by
         default); for a self-describing file it replaces the scheme stored there.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
-        What the runs of a plain CSV with a `replicate` column are (required then).
+        What the runs of a plain CSV with a `replicate` column are (required then), or of a
+        NetCDF file of runs written without the attribute; refused for a file of one run.
 
     Returns
     -------
@@ -148,6 +155,8 @@ def read_table(
         Naming the file and the problem: not UTF-8, empty, unreadable NetCDF, duplicated
         or missing columns, column names that a self-describing file does not have, missing
         labels or non-numeric losses in a plain CSV, or a bad table (:func:`validate`).
+        A missing column, runs without `replicate_kind` and `replicate_kind` for one run
+        raise a :class:`~bayescv.losses.TableFormatError` saying which.
     OSError
         If the file cannot be opened.
 
@@ -165,7 +174,8 @@ def read_table(
     kind = _sniff(path)
     if kind == "csv":
         return _read_csv(path, columns)
-    table = _read_netcdf(path, engine="h5netcdf" if kind == "netcdf4" else "scipy")
+    engine = "h5netcdf" if kind == "netcdf4" else "scipy"
+    table = _read_netcdf(path, engine=engine, replicate_kind=replicate_kind)
     _check_fixed(path, columns, table, "a NetCDF loss table")
     return _with_scheme(path, table, scheme)
 
@@ -263,6 +273,7 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         )
     frame[named["loss"]] = parse_losses(path, frame[named["loss"]])
     attrs = meta["attrs"]
+    kind = attrs.get("replicate_kind") if "replicate" in named else None
     try:
         table = from_frame(
             frame,
@@ -272,13 +283,12 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
             index=named.get("index"),
             replicate=named.get("replicate"),
             scheme=attrs.get("scheme", columns.scheme if not headed else None),
-            replicate_kind=attrs.get(
-                "replicate_kind", columns.replicate_kind if not headed else None
-            ),
+            # a header's replicate_kind without the column: one run taken out of several
+            replicate_kind=columns.replicate_kind if not headed else kind,
             loss_name=attrs.get("loss_name", named["loss"]),
         )
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise with_path(path, error) from None
     for c, d in meta["dtypes"].items():
         if c in table.coords and c != "replicate":
             # Strings: the written width at least (identical round trip), but never less than
@@ -314,7 +324,7 @@ def _header_meta(path: str | PathLike[str], first: str) -> dict[str, Any]:
         )
     for key in meta.get("nonfinite", ()):
         if key in meta["attrs"]:
-            meta["attrs"][key] = _decode_nonfinite(meta["attrs"][key])
+            meta["attrs"][key] = decode_nonfinite(meta["attrs"][key])
     return meta
 
 
@@ -346,7 +356,7 @@ def _validated(path: str | PathLike[str], table: xr.Dataset) -> xr.Dataset:
     try:
         return validate(table)
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise with_path(path, error) from None
 
 
 def _check_fixed(
@@ -365,6 +375,13 @@ def _check_fixed(
             f"{path} is {what}, with columns {has}; the {role} column {name!r} is not "
             "one of them (column names apply to plain CSV files)"
         )
+    if columns.replicate_kind is not None and "replicate" not in table.dims:
+        raise TableFormatError(
+            f"{path} is {what} of one CV run (no 'replicate' dimension, replicate_kind "
+            f"{table.attrs.get('replicate_kind')!r}); it cannot be read as "
+            f"{columns.replicate_kind!r}: leave replicate_kind out",
+            extra_attribute="replicate_kind",
+        )
     if columns.replicate_kind is not None and columns.replicate_kind != table.attrs.get(
         "replicate_kind"
     ):
@@ -380,14 +397,16 @@ def _with_scheme(path: str | PathLike[str], table: xr.Dataset, scheme: str | Non
         return table
     frame = to_frame(table)
     has = lambda c: c if c in frame.columns else None  # noqa: E731
+    # one run taken out of several (table.isel(replicate=0)) keeps the attribute: not its kind
+    kind = table.attrs.get("replicate_kind") if "replicate" in table.dims else None
     try:
         rebuilt = from_frame(
             frame, source=has("source"), index=has("index"), replicate=has("replicate"),
-            scheme=scheme, replicate_kind=table.attrs.get("replicate_kind"),
+            scheme=scheme, replicate_kind=kind,
             loss_name=table.attrs.get("loss_name"),
         )  # fmt: skip
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise with_path(path, error) from None
     rebuilt.attrs = {**table.attrs, "scheme": scheme}
     return rebuilt
 
@@ -440,7 +459,7 @@ def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:
     return _read_netcdf(path, engine="h5netcdf" if kind == "netcdf4" else "scipy")
 
 
-def _read_netcdf(path: str | PathLike[str], *, engine: str) -> xr.Dataset:
+def _read_netcdf(path: str | PathLike[str], *, engine: str, replicate_kind=None) -> xr.Dataset:
     try:
         with xr.open_dataset(path, engine=engine) as ds:
             table = ds.load()
@@ -451,36 +470,6 @@ def _read_netcdf(path: str | PathLike[str], *, engine: str) -> xr.Dataset:
     for name in _LABEL_COORDS:
         if name in table.coords and table[name].dtype.kind in "OS":
             table[name] = table[name].astype(str)
+    if replicate_kind is not None and "replicate" in table.dims:  # runs written without it
+        table.attrs.setdefault("replicate_kind", replicate_kind)
     return _validated(path, table)
-
-
-def _json_value(value: Any) -> Any:
-    """Attribute value in a JSON-serialisable form (numpy scalars and arrays to Python).
-
-    A table read back from NetCDF holds list attributes (``loss_range``) as arrays.
-    """
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _has_nonfinite(value: Any) -> bool:
-    if isinstance(value, list | tuple):
-        return any(_has_nonfinite(v) for v in value)
-    return isinstance(value, float) and not math.isfinite(value)
-
-
-def _encode_nonfinite(value: Any) -> Any:
-    """Return the value with inf, -inf and NaN as strings (JSON has no such numbers)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)  # "inf", "-inf", "nan"
-    if isinstance(value, list | tuple):
-        return [_encode_nonfinite(v) for v in value]
-    return value
-
-
-def _decode_nonfinite(value: Any) -> Any:
-    """Undo :func:`_encode_nonfinite` (files written before hold JSON's ``Infinity`` instead)."""
-    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
-        return float(value)
-    return [_decode_nonfinite(v) for v in value] if isinstance(value, list) else value

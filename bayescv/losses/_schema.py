@@ -10,6 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescv._provenance import created_now, package_version
+from bayescv.losses._errors import TableFormatError
 from bayescv.losses._range import check_range
 
 __all__ = [
@@ -55,8 +56,9 @@ def from_arrays(
         CV scheme. By default ``"source"`` when `source` is given and no source is split
         across blocks, else ``"random"``.
     replicate_kind : {"repeat", "bootstrap", "independent"}, optional
-        Required when `loss` is 2-D: what the replicates are. Repeated CV re-partitions the
-        same data, bootstrap replicates resample it, independent replicates are new data.
+        Required when `loss` is 2-D, and refused when it is 1-D: what the replicates are.
+        Repeated CV re-partitions the same data, bootstrap replicates resample it,
+        independent replicates are new data.
     loss_name : str, default "unknown"
         Name of the loss function.
     loss_range : (float, float), optional
@@ -76,7 +78,8 @@ def from_arrays(
     ValueError
         On empty input, mismatched shapes, non-finite or complex losses, missing labels,
         fewer than two blocks, a block with fewer than two points, or unknown `scheme` or
-        `replicate_kind`.
+        `replicate_kind`; a :class:`~bayescv.losses.TableFormatError` for 2-D losses without
+        `replicate_kind` or 1-D losses with one.
 
     Examples
     --------
@@ -94,6 +97,13 @@ def from_arrays(
         raise ValueError("empty input: the loss table needs at least one loss")
     if loss_arr.ndim not in (1, 2):
         raise ValueError(f"loss must be 1-D or 2-D (replicate, obs), got {loss_arr.ndim}-D")
+    if replicate_kind is not None and loss_arr.ndim == 1:
+        raise TableFormatError(
+            f"replicate_kind {replicate_kind!r} says what the runs of a table of several CV "
+            "runs are (2-D losses, replicate by point), and these losses are 1-D (one run): "
+            "leave replicate_kind out",
+            extra_attribute="replicate_kind",
+        )
     shape = loss_arr.shape
     block_arr = _labels(block, shape, "block")
     if block_arr is None:
@@ -206,11 +216,13 @@ def validate(table: xr.Dataset) -> xr.Dataset:
         raise ValueError(
             f"attribute 'scheme' must be one of {SCHEMES}, got {table.attrs.get('scheme')!r}"
         )
-    if "replicate" in loss.dims and table.attrs.get("replicate_kind") not in REPLICATE_KINDS:
-        raise ValueError(
+    kind = table.attrs.get("replicate_kind")
+    if "replicate" in loss.dims and kind not in REPLICATE_KINDS:
+        raise TableFormatError(
             "a table with a 'replicate' dimension needs attribute 'replicate_kind' in "
-            f"{REPLICATE_KINDS}, got {table.attrs.get('replicate_kind')!r}; consumers treat "
-            "repeated CV, bootstrap replicates and independent data sets differently"
+            f"{REPLICATE_KINDS}, got {kind!r}; consumers treat "
+            "repeated CV, bootstrap replicates and independent data sets differently",
+            missing_attribute="replicate_kind" if kind is None else None,
         )
     blocks = np.atleast_2d(table["block"].values)
     for r, row in enumerate(blocks):
