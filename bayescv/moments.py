@@ -60,12 +60,25 @@ def check_magnitude(values: np.ndarray, n_points: int) -> None:
     Parameters
     ----------
     values : ndarray
-        Losses (with a NaN the check passes: the loss table refuses NaN itself).
+        Losses.
     n_points : int
         Number of losses in one CV run.
+
+    Raises
+    ------
+    ValueError
+        Also for NaN or infinite values, which no rescaling mends.
     """
     if values.size == 0:
         return
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = np.argwhere(bad)[0].tolist()
+        raise ValueError(
+            f"losses contain {int(bad.sum())} NaN or infinite value(s), the first at position "
+            f"{first[0] if len(first) == 1 else first}: every loss must be finite; fix those "
+            "points (bayescv.losses.validate(table) names them by their index)"
+        )
     peak = max(float(values.max()), -float(values.min()))  # no |values| temporary
     limit = largest_loss(n_points)
     if peak > limit:
@@ -97,7 +110,8 @@ def block_sums(
     Raises
     ------
     ValueError
-        If some absolute value exceeds :func:`largest_loss` of ``n`` (the squares would overflow).
+        If some value is NaN or infinite, or its absolute value exceeds :func:`largest_loss`
+        of ``n`` (the squares would overflow).
 
     Examples
     --------
@@ -205,8 +219,9 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
     TypeError
         If `losses` is not an xarray.Dataset.
     ValueError
-        If it has no ``loss`` or ``block``, or some absolute loss exceeds :func:`largest_loss`
-        for the points of one run (the sums of squares would overflow float64).
+        If it has no ``loss`` or ``block``, no losses, a NaN or infinite loss, or some
+        absolute loss exceeds :func:`largest_loss` for the points of one run (the sums of
+        squares would overflow float64).
 
     Notes
     -----
@@ -234,6 +249,8 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
             "one with bayescv.from_arrays(loss, block) or bayescv.from_frame"
         )
     loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+    if loss.size == 0:
+        raise ValueError("empty input: the loss table has no losses")
     block = np.atleast_2d(losses["block"].values)
     runs = []
     for row_labels in block:
@@ -271,7 +288,7 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
                 within[r] = np.bincount(
                     codes, weights=(loss[r] - means[codes]) ** 2, minlength=n_blocks
                 )
-    _check_sums(loss, loss.shape[-1], squares)
+    _check_sums(loss.reshape(losses["loss"].shape), loss.shape[-1], squares)
 
     dims = ("replicate", "block")
     out = xr.Dataset(

@@ -391,6 +391,16 @@ def add_tail_flags(intervals: xr.Dataset, khat: float | np.ndarray) -> xr.Datase
         `intervals` with the flags extended and the attr ``khat`` (the largest pooled k̂,
         NaN when none was computed).
     """
+    if not isinstance(intervals, xr.Dataset) or "flag" not in intervals.data_vars:
+        raise TypeError(
+            "add_tail_flags takes an interval Dataset (with a 'flag' variable, as "
+            f"bayescv.intervals.interval_dataset builds), got {type(intervals).__name__}"
+            + (
+                f" with variables {list(intervals.data_vars)}"
+                if hasattr(intervals, "data_vars")
+                else ""
+            )
+        )
     k = np.atleast_1d(np.asarray(khat, dtype=float))
     tail = tail_flag(k)
     flag = intervals["flag"]

@@ -113,7 +113,7 @@ def test_several_learners_draws_match_the_pairwise_closed_form():
 
 
 def test_compare_several_checks_level():
-    with pytest.raises(ValueError, match="level must be in"):
+    with pytest.raises(ValueError, match=r"level must be a number in \(0, 1\)"):
         compare_several(_two_learners(), level=2)
 
 

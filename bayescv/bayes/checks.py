@@ -71,10 +71,17 @@ def predictive_check(idata, *, group: str = "posterior", level: float = 0.95) ->
     ------
     ValueError
         For an unknown group or a level outside (0, 1).
+    TypeError
+        When `idata` is not a result of :func:`bayescv.bayes.fit`.
     """
     if group not in _GROUPS:
         raise ValueError(f"group must be one of {tuple(_GROUPS)}, got {group!r}")
     check_level(level)
+    if not hasattr(idata, "observed_data"):
+        raise TypeError(
+            f"idata must be the InferenceData that bayescv.bayes.fit returns, got "
+            f"{type(idata).__name__}; for a loss table call fit(table) first"
+        )
     rep, obs = replicated_statistics(idata, group), _observed(idata)
     labels = [str(b) for b in idata.observed_data["block"].values]
     rows: dict[str, list[Any]] = {

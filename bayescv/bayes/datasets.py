@@ -43,6 +43,7 @@ from bayescv.bayes.datasets_model import (
     datasets_stats,
 )
 from bayescv.fold_scores._table import check_rope
+from bayescv.intervals import check_level
 
 __all__ = ["compare_datasets"]
 
@@ -350,8 +351,7 @@ def compare_datasets(
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     rope = check_rope(rope)
     n_jobs = check_n_jobs(n_jobs)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    check_level(level)
     stats = datasets_stats(diff, runs=runs, names=names, rho=rho)
     if target_accept is None:
         target_accept = 0.99 if stats.zero_variance.any() else 0.9

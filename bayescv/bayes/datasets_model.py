@@ -131,10 +131,17 @@ class DatasetsStats:
         return int(self.n.size)
 
 
+def _real(values: Any, what: str) -> np.ndarray:
+    """`values` as floats; complex values are refused (numpy would drop their imaginary part)."""
+    if np.iscomplexobj(values):
+        raise ValueError(f"{what} must be real differences, got complex values")
+    return np.asarray(values, dtype=float)
+
+
 def _as_rows(diff: Any) -> list[np.ndarray]:
     """Split `diff` (a 2-d array or a sequence of 1-d arrays) into float rows."""
     if isinstance(diff, np.ndarray) or not isinstance(diff, Sequence):
-        arr = np.asarray(diff, dtype=float)
+        arr = _real(diff, "diff")
         if arr.ndim != 2:
             raise ValueError(
                 "diff must be a 2-d array (data sets × measurements) or a list of 1-d arrays, "
@@ -143,7 +150,7 @@ def _as_rows(diff: Any) -> list[np.ndarray]:
         return list(arr)
     rows = []
     for i, row in enumerate(diff):
-        arr = np.asarray(row, dtype=float)
+        arr = _real(row, f"data set {i}")
         if arr.ndim != 1:
             raise ValueError(f"data set {i} must be a 1-d array, got shape {arr.shape}")
         rows.append(arr)

@@ -14,6 +14,7 @@ Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, st
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from typing import Any
@@ -151,11 +152,13 @@ def fit(
     Raises
     ------
     TypeError
-        When `losses` or `bootstrap` is not a loss table (an xarray.Dataset).
+        When `losses` or `bootstrap` is not a loss table (an xarray.Dataset), or `priors` is
+        not a :class:`~bayescv.bayes.Priors`.
     ValueError
         For a malformed table, a table whose blocks are pairs of points
         (:func:`bayescv.losses.has_pair_blocks`), bootstrap replicates of another loss, CV
-        scheme or blocks, or an option out of its range.
+        scheme or blocks, or an option out of its range (``rhat_max`` below 1, a negative
+        ``ess_min``).
 
     Warns
     -----
@@ -224,6 +227,11 @@ def fit(
             f"chains must be at least 2, got {chains}: r̂, the convergence check every fit "
             "runs, compares chains"
         )
+    for name, value, low in (("rhat_max", rhat_max, 1.0), ("ess_min", ess_min, 0.0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= low:
+            raise ValueError(f"{name} must be a number >= {low:g}, got {value!r}")
+    if priors is not None and not isinstance(priors, Priors):
+        raise TypeError(f"priors must be a bayescv.bayes.Priors, got {type(priors).__name__}")
     n_jobs = check_n_jobs(n_jobs)
     if bootstrap is not None:
         _check_bootstrap_matches(losses, bootstrap)
@@ -426,6 +434,11 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         the normal model of the block means then understates the upper tail.
     """
     check_level(level)
+    if not hasattr(idata, "posterior"):
+        raise TypeError(
+            f"idata must be the InferenceData that bayescv.bayes.fit returns, got "
+            f"{type(idata).__name__}; for a loss table call fit(table) first"
+        )
     if kind not in ("eti", "hdi"):
         raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
     if kind == "hdi":

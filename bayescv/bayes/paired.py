@@ -19,6 +19,8 @@ import xarray as xr
 
 from bayescv._extras import BAYES_MODULES, require_extra
 from bayescv.bayes.fit import fit
+from bayescv.fold_scores._table import check_rope
+from bayescv.intervals import check_level
 from bayescv.losses import loss_differences
 
 __all__ = ["paired_comparison"]
@@ -64,10 +66,10 @@ def paired_comparison(
     Raises
     ------
     ValueError
-        For a negative or non-finite `rope`, for tables that do not pair up, and when the
-        learners' losses are equal at every point. The differences are fitted with the
-        Gaussian likelihood: their range is [−1, 1] for 0-1 losses, even when every
-        observed difference is 0 or 1.
+        For a `rope` that is not a finite number >= 0, a `level` outside (0, 1), for tables
+        that do not pair up, and when the learners' losses are equal at every point. The
+        differences are fitted with the Gaussian likelihood: their range is [−1, 1] for 0-1
+        losses, even when every observed difference is 0 or 1.
 
     Examples
     --------
@@ -83,8 +85,8 @@ def paired_comparison(
     True
     """
     require_extra(BAYES_MODULES, "bayes", what="bayescv.bayes.paired_comparison")
-    if not (np.isfinite(rope) and rope >= 0):
-        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
+    rope = check_rope(rope)
+    check_level(level)  # before the fit, not after it in the quantiles
     diff = loss_differences(losses_a, losses_b)
     if not np.any(diff["loss"].values):
         raise ValueError(

@@ -103,10 +103,17 @@ def block_stats(losses: xr.Dataset | BlockStats) -> BlockStats:
     W = np.atleast_2d(moments["W"].values).astype(float)
     present = n > 0
     if np.any(n == 1):
-        raise ValueError("every block needs at least 2 points; some block has 1")
+        single = np.asarray(moments["block"].values)[np.any(n == 1, axis=0)]
+        raise ValueError(
+            f"block(s) {single[:5].tolist()} have 1 point; every block needs at least 2 points "
+            "to estimate a within-block variance: merge small blocks, or use fewer folds"
+        )
     K = present.sum(axis=1).astype(float)
     if np.any(K < 2):
-        raise ValueError("need at least 2 blocks in every replicate")
+        raise ValueError(
+            f"found {int(K.min())} block(s); the variance estimates need at least 2 blocks "
+            "(folds or sources) in every replicate"
+        )
     N = n.sum(axis=1)
     means = np.divide(S, n, out=np.zeros_like(S), where=present)
     m = means.sum(axis=1) / K

@@ -40,7 +40,10 @@ def _check_sizes(n: Any) -> np.ndarray:
 
 def _equal(n: np.ndarray, name: str) -> float:
     if not np.all(n == n[0]):
-        raise ValueError(f"{name} needs equal block sizes, got {n.tolist()}")
+        raise ValueError(
+            f"{name} needs equal block sizes, got {n.astype(int).tolist()}; theta_A_weighted, "
+            "theta_B_weighted and the naive and Bayle estimators allow unequal sizes"
+        )
     return float(n[0])
 
 
@@ -60,6 +63,13 @@ def coefficients(name: str, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         Weights of s_k^σ² and s_k^ω.
     c : ndarray of shape (K, K)
         Weights of s_kl^γ (zero diagonal).
+
+    Raises
+    ------
+    ValueError
+        For an unknown `name`, fewer than two blocks, a size below 2, or unequal sizes for
+        an estimator that needs equal ones (``ESTIMATORS[name].equal_sizes``: θ_1…θ_5, θ^ω,
+        θ^γ, θ_A, θ_B).
     """
     if name not in ESTIMATORS:
         raise ValueError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}")
@@ -187,6 +197,12 @@ def expected_estimates(
     xarray.Dataset
         Variables ``expectation`` and ``bias`` along ``estimator``; attr ``theta`` is the
         true Var(μ̂). Estimators that need equal sizes are left out for unequal ones.
+
+    Raises
+    ------
+    ValueError
+        As :func:`coefficients`: also when `estimators` names one that needs equal block
+        sizes and the sizes differ.
 
     Examples
     --------

@@ -24,9 +24,8 @@ their rows are computed but flagged ``"random_kfold_only"``.
 
 θ^ω is not a default for source tables (it stays available by name): its bias,
 −Σ_k ω_k/K minus a multiple of the spread of the source means μ_k (Table 1 of Geras &
-Sutton 2013), pulls it below zero, so it gives no interval, on most data sets: on 100 of
-100 data sets of the comparison module's default ``MultiSourceLinear`` scenario and 77 of
-100 of ``MultiSourceLogistic`` (leave-one-source-out with their default learners).
+Sutton 2013), pulls it below zero, so it gives no interval on most data sets: 100 of 100 of
+``MultiSourceLinear`` and 77 of 100 of ``MultiSourceLogistic`` (their default learners).
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from bayescv.classical._block_stats import (
     size_range,
     unequal_sizes_note,
 )
+from bayescv.classical._inputs import bootstrap_mu, check_table
 from bayescv.classical._kinds import pair_table_methods, resolve_kind
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.intervals import (
@@ -165,7 +165,7 @@ def variance_estimates(losses: xr.Dataset) -> xr.Dataset:
     ...                 2 * ds["theta"].sel(estimator="theta_A")))
     True
     """
-    _check_table(losses, "losses")
+    check_table(losses, "losses")
     stats = block_stats(losses)
     names = list(ESTIMATORS)
     values, notes = _evaluate(stats, names)
@@ -297,7 +297,7 @@ def cv_intervals(
     (['err', 'err'], True)
     """
     check_level(level)
-    _check_table(losses, "losses")
+    check_table(losses, "losses")
     replicate_kind = losses.attrs.get("replicate_kind") if "replicate" in losses.dims else None
     if replicate_kind == "bootstrap":
         raise ValueError(
@@ -336,7 +336,7 @@ def cv_intervals(
         flags = flags[:1]
     if "bootstrap" in names:
         j = names.index("bootstrap")
-        boot = _bootstrap_mu(losses, bootstrap)
+        boot = bootstrap_mu(losses, bootstrap)
         variance[:, j], df[:, j] = np.var(boot, ddof=1), boot.size - 1
     kind = resolve_kind(kind, losses)
     if kind == "log":
@@ -401,18 +401,6 @@ def _join(first: str, flags: np.ndarray) -> np.ndarray:
     )
 
 
-def _check_table(table: object, name: str) -> None:
-    """TypeError, naming the builders, unless `table` is an xarray.Dataset."""
-    if not isinstance(table, xr.Dataset):
-        kind = type(table).__name__
-        hint = "bayescv.from_frame(frame, loss=..., block=..., source=...)"
-        if not hasattr(table, "columns"):
-            hint = "bayescv.from_arrays(loss, block, source=...)"
-        raise TypeError(
-            f"{name} must be a loss table (xarray.Dataset), got {kind}; build one with {hint}"
-        )
-
-
 def _slice(stats: BlockStats, r: int) -> BlockStats:
     """Return the statistics of replicate r alone."""
     per_replicate = {
@@ -424,14 +412,12 @@ def _slice(stats: BlockStats, r: int) -> BlockStats:
 
 
 def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bool) -> list:
-    known = (*INTERVAL_METHODS, "bootstrap")
+    known, boot = (*INTERVAL_METHODS, "bootstrap"), ["bootstrap"] if has_boot else []
     if methods is None:
-        names = list(default_methods(scheme)) + (["bootstrap"] if has_boot else [])
+        names = list(default_methods(scheme)) + boot
     elif isinstance(methods, str) and methods == "all":
         skip = RANDOM_KFOLD_ONLY if scheme == "source" else ()
-        names = [m for m in INTERVAL_METHODS if m not in skip] + (
-            ["bootstrap"] if has_boot else []
-        )
+        names = [m for m in INTERVAL_METHODS if m not in skip] + boot
     else:
         names = [methods] if isinstance(methods, str) else list(methods)
     unknown = [m for m in names if m not in known]
@@ -439,26 +425,14 @@ def _method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: bo
         raise ValueError(f"unknown interval method(s) {unknown}; known: {list(known)}")
     if "bootstrap" in names and not has_boot:
         raise ValueError("method 'bootstrap' needs the bootstrap table: pass bootstrap=")
+    if has_boot and "bootstrap" not in names:  # the table would go unused, silently
+        raise ValueError(
+            f"bootstrap= was given, but the methods {names} do not use it: add 'bootstrap' "
+            "to them, or leave bootstrap= out"
+        )
     if not names:
         raise ValueError("no interval methods requested")
     return names
-
-
-def _bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarray:
-    if bootstrap is not None:
-        _check_table(bootstrap, "bootstrap")
-    if bootstrap is None or "replicate" not in bootstrap.dims:
-        raise ValueError("bootstrap= must be a loss table with a replicate dim")
-    if bootstrap.attrs.get("replicate_kind") != "bootstrap":
-        raise ValueError(
-            "bootstrap= must have replicate_kind='bootstrap', got "
-            f"{bootstrap.attrs.get('replicate_kind')!r}"
-        )
-    if bootstrap.sizes["replicate"] < 2:
-        raise ValueError("the bootstrap table needs at least 2 replicates")
-    if "replicate" in losses.dims and losses.attrs.get("replicate_kind") == "independent":
-        raise ValueError("the bootstrap method applies to one observed table, not a stack")
-    return block_stats(bootstrap).mu_hat
 
 
 def bootstrap_interval(

@@ -244,8 +244,9 @@ def from_long_frame(
     Raises
     ------
     ValueError
-        For missing columns, duplicated or missing (data set, learner, run, fold) cells, NaN
-        scores, fold sizes that differ between the learners of a fold, or as
+        For an empty frame, missing columns, missing labels (None or NaN) in the data set,
+        learner, repetition or fold column, duplicated or missing (data set, learner, run,
+        fold) cells, NaN scores, fold sizes that differ between the learners of a fold, or as
         :func:`fold_table`.
 
     Examples
@@ -264,10 +265,20 @@ def from_long_frame(
     for col in (score, learner, fold, *(c for c in (n_test, n_train) if c is not None)):
         if col not in frame.columns:
             raise ValueError(f"column {col!r} not in the frame (columns: {list(frame.columns)})")
+    if frame.empty:
+        raise ValueError("empty input: the frame has no rows")
     df = frame.copy()
     for col, name in ((dataset, "_dataset"), (repetition, "_repetition")):
         df[name] = df[col] if col is not None and col in df.columns else 0
     keys = ["_dataset", learner, "_repetition", fold]
+    for key, col in zip(keys, (dataset, learner, repetition, fold), strict=True):
+        missing = df[key].isna()
+        if missing.any():  # pandas would drop such rows from the cube, or misplace them
+            raise ValueError(
+                f"column {col!r} has {int(missing.sum())} missing label(s) (None or NaN), the "
+                f"first in row {df.index[missing][0]!r}: every score needs its data set, "
+                "learner, repetition and fold"
+            )
     if df.duplicated(keys).any():
         raise ValueError(
             f"duplicated (data set, learner, repetition, fold) rows: {df[df.duplicated(keys)][keys].head(3).values.tolist()}"

@@ -106,9 +106,11 @@ def fold_table(
     Raises
     ------
     ValueError
-        For NaN or infinite scores, fewer than two folds per run, J not divisible by `runs`,
-        mismatched shapes, sizes below 1, an unknown direction, or positive scores under the
-        name of a scikit-learn ``neg_*`` scorer (whose values are <= 0).
+        For NaN, infinite, complex or ragged scores, no learner or data set, fewer than two
+        folds per run, `runs` not a positive integer dividing J, mismatched shapes, sizes
+        below 1, `n_test` without `n_train` (or the reverse), an unknown direction (or a
+        `greater_is_better` that is not a bool), or positive scores under the name of a
+        scikit-learn ``neg_*`` scorer (whose values are <= 0).
 
     Examples
     --------
@@ -116,18 +118,28 @@ def fold_table(
     >>> t["loss"].sizes["learner"], round(float(t["loss"].sel(learner="A").mean()), 3)
     (2, -0.85)
     """
+    if greater_is_better is not None and not isinstance(greater_is_better, bool | np.bool_):
+        # bool("False") is True: a string would turn the scores around silently.
+        raise ValueError(f"greater_is_better must be True or False, got {greater_is_better!r}")
     metric, greater = _direction(metric, greater_is_better)
+    if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    if (n_test is None) != (n_train is None):
+        raise ValueError(
+            "give n_test and n_train together (the Nadeau–Bengio ratio needs both), or neither "
+            "for equal folds"
+        )
     if isinstance(scores, pd.DataFrame):  # a column per learner, a row per fold
         scores = {c: scores[c].to_numpy() for c in scores.columns}
     if isinstance(scores, Mapping):
         learners = [str(k) for k in scores] if learners is None else learners
-        arrays = [np.asarray(v, dtype=float) for v in scores.values()]
+        arrays = [_real(v) for v in scores.values()]
         shapes = {a.shape for a in arrays}
         if len(shapes) != 1:
             raise ValueError(f"the learners' score arrays differ in shape: {sorted(shapes)}")
         values = np.stack([np.atleast_2d(a) for a in arrays], axis=1)
     else:
-        values = np.asarray(scores, dtype=float)
+        values = _real(scores)
         if values.ndim == 1:
             values = values[None, None, :]
         elif values.ndim == 2:
@@ -144,8 +156,10 @@ def fold_table(
             f"the error itself pass greater_is_better=False (and metric={metric[4:]!r})"
         )
     n_data, n_learners, J = values.shape
+    if n_data == 0 or n_learners == 0:
+        raise ValueError(f"empty input: scores of shape {values.shape} hold no learner's scores")
     runs = int(runs)
-    if runs < 1 or J % runs:
+    if J % runs:
         raise ValueError(f"{J} values per learner are not {runs} runs of equal length")
     K = J // runs
     if K < 2:
@@ -194,6 +208,25 @@ def fold_table(
     )
 
 
+def _real(scores: Any) -> np.ndarray:
+    """Scores as a float array; ragged or complex ones are refused, not cast."""
+    try:
+        arr = np.asarray(scores)
+    except ValueError:
+        raise ValueError(
+            "the scores are ragged (learners or data sets with different numbers of folds): "
+            "every learner needs a score on every fold of every data set"
+        ) from None
+    if arr.dtype.kind == "c":
+        raise ValueError(f"scores must be real, got complex values of dtype {arr.dtype}")
+    if arr.dtype.kind == "O" and any(isinstance(v, list | tuple | np.ndarray) for v in arr.flat):
+        raise ValueError(
+            "the scores are ragged (learners or data sets with different numbers of folds): "
+            "every learner needs a score on every fold of every data set"
+        )
+    return np.asarray(arr, dtype=float)
+
+
 def _names(given: Sequence[str] | None, n: int, what: str, *, alphabetic: bool) -> list[str]:
     if given is None:
         if alphabetic and n <= 26:
@@ -226,7 +259,15 @@ def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
         When it is not one, or its losses are not finite.
     """
     if not is_fold_table(table):
-        raise ValueError("not a fold-score table (build one with bayescv.fold_scores)")
+        hint = ""
+        if isinstance(table, xr.Dataset) and "loss" in table and "block" in table.coords:
+            hint = (
+                "; this is a per-point loss table: reduce the learners' tables to one with "
+                "bayescv.fold_scores.from_loss_tables({name: table, ...})"
+            )
+        elif isinstance(table, Mapping):
+            hint = "; for a mapping of loss tables use bayescv.compare_learners"
+        raise ValueError(f"not a fold-score table (build one with bayescv.fold_scores){hint}")
     loss = table.variables["loss"]
     if tuple(loss.dims) != _DIMS:
         raise ValueError(f"a fold-score table's loss has dims {_DIMS}, got {loss.dims}")

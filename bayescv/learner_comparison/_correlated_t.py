@@ -36,6 +36,7 @@ from scipy import stats
 
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.fold_scores._table import check_rope
+from bayescv.intervals import check_level
 
 __all__ = ["correlated_ttest", "t_posterior_probabilities"]
 
@@ -123,8 +124,7 @@ def correlated_ttest(
     """
     validate_fold_table(table)
     rope = check_rope(rope)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    check_level(level)
     # numpy from here on: xarray's lookups and alignment would cost more than the test.
     variables = table.variables
     names = variables["learner"].values.tolist()

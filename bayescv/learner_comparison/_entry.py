@@ -39,6 +39,7 @@ from scipy import stats
 from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
+from bayescv.intervals import check_level
 from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
 from bayescv.losses import has_pair_blocks, validate
 
@@ -82,8 +83,12 @@ def _as_inputs(data: Any, learners: Sequence[str] | None):
             )
         return data, None
     if isinstance(data, Mapping):
-        names = [str(k) for k in data] if learners is None else list(learners)
-        tables = list(data.values())
+        if learners is not None:  # the keys name the tables: a second set of names would rename
+            raise ValueError(
+                f"learners= names the tables of a list; a mapping's keys {list(data)} already "
+                "name its learners (rename them in the mapping)"
+            )
+        names, tables = [str(k) for k in data], list(data.values())
     elif isinstance(data, Sequence) and not isinstance(data, str):
         tables = list(data)
         names = (
@@ -415,8 +420,7 @@ def compare_learners(
     True
     """
     rope = check_rope(rope)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    check_level(level)
     table, points = _as_inputs(data, learners)
     names = table["learner"].values.tolist()
     if len(names) < 2:

@@ -17,10 +17,14 @@ P(best) equally; each is then practically equivalent to the best.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import xarray as xr
 
+from bayescv._provenance import resolve_seed
 from bayescv.fold_scores import nb_ratio, validate_fold_table
+from bayescv.intervals import check_level
 from bayescv.learner_comparison._correlated_t import check_rope, t_posterior_probabilities
 
 __all__ = ["compare_several"]
@@ -65,7 +69,8 @@ def compare_several(
     n_draws : int, default 20000
         Draws of the multivariate t for ``p_best`` and ``p_equivalent_to_best``.
     random_state : int or numpy.random.Generator, optional
-        Seed of those draws.
+        Seed of those draws; the seed used is recorded in ``attrs["seed"]`` (pass it back to
+        repeat them).
 
     Returns
     -------
@@ -97,15 +102,15 @@ def compare_several(
     """
     validate_fold_table(table)
     rope = check_rope(rope)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if int(n_draws) < 1:
-        raise ValueError(f"n_draws must be at least 1, got {n_draws!r}")
+    check_level(level)
+    if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 1:
+        raise ValueError(f"n_draws must be an integer of at least 1, got {n_draws!r}")
     names = table["learner"].values.tolist()
     L = len(names)
     if L < 2:
         raise ValueError("the table has one learner; a comparison needs two or more")
-    rng = np.random.default_rng(random_state)
+    seed = resolve_seed(random_state)  # recorded: the draws can be repeated from the result
+    rng = np.random.default_rng(seed)
     losses = table["loss"].values.reshape(table.sizes["dataset"], L, -1)
     J = losses.shape[2]
     ratio = nb_ratio(table)
@@ -149,6 +154,6 @@ def compare_several(
         attrs={
             "rope": rope, "level": float(level), "n_draws": int(n_draws), "target": "err",
             "method": "correlated_t", "metric": table.attrs.get("metric", ""),
-            "greater_is_better": int(table.attrs.get("greater_is_better", 0)),
+            "greater_is_better": int(table.attrs.get("greater_is_better", 0)), "seed": seed,
         },
     )  # fmt: skip
