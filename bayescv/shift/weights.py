@@ -11,6 +11,7 @@ functions (:mod:`bayescv.shift.risk`), recorded in their results and flagged.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,9 @@ def density_ratio_weights(
         Cross-fitting folds: an int gives shuffled
         :class:`~sklearn.model_selection.StratifiedKFold` on the domain labels (seeded from
         `random_state`); a splitter is called as ``cv.split(X, domain)`` and its test sets
-        must cover every source point exactly once.
+        must cover every source point exactly once. A shuffling splitter left unseeded
+        (``random_state=None``) is seeded from `random_state` too, as in
+        :func:`bayescv.cv.cross_val_losses`.
     calibration : {"auto", "none", "sigmoid", "isotonic"}, default "auto"
         Recalibrate the classifier's probabilities with
         :class:`~sklearn.calibration.CalibratedClassifierCV` (3 internal folds, inside each
@@ -263,6 +266,15 @@ def _stack(X_source: Any, X_target: Any) -> Any:
     return np.concatenate([np.asarray(X_source), np.asarray(X_target)])
 
 
+def _seeded(splitter: Any, seed: int) -> Any:
+    """Copy of a shuffling `splitter` with no seed, seeded with `seed` (not global numpy state)."""
+    if getattr(splitter, "random_state", 0) is not None or not getattr(splitter, "shuffle", True):
+        return splitter
+    out = copy.deepcopy(splitter)
+    out.random_state = seed
+    return out
+
+
 def _folds(
     cv: Any, X: Any, domain: np.ndarray, seed: int, n_s: int, n_t: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -276,7 +288,7 @@ def _folds(
             )
         splitter = StratifiedKFold(int(cv), shuffle=True, random_state=child_seeds(seed, 1)[0])
     elif hasattr(cv, "split") and not isinstance(cv, str):
-        splitter = cv
+        splitter = _seeded(cv, child_seeds(seed, 1)[0])
     else:
         shown = repr(cv) if len(repr(cv)) <= 80 else f"a {type(cv).__name__}"  # not arrays
         why = (
