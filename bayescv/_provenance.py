@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import zlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import numpy as np
 
-__all__ = ["child_seeds", "created_now", "package_version", "resolve_seed"]
+__all__ = [
+    "child_seeds",
+    "created_now",
+    "named_seed",
+    "package_version",
+    "resolve_seed",
+    "seed_unset",
+]
 
 _SEED_BOUND = 2**63
 
@@ -86,3 +95,62 @@ def child_seeds(seed: int, n: int) -> list[int]:
     """
     children = np.random.SeedSequence(seed).spawn(n)
     return [int(c.generate_state(1, np.uint32)[0]) for c in children]
+
+
+def named_seed(root: int, name: str) -> int:
+    """Return the child seed of `root` named `name`.
+
+    A :class:`numpy.random.SeedSequence` spawned under the CRC-32 of `name`: independent of
+    :func:`child_seeds` of the same root and of other names, and the same on every machine.
+
+    Parameters
+    ----------
+    root : int
+        The parent seed.
+    name : str
+        What the seed is for.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32)``.
+    """
+    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
+    return int(sequence.generate_state(1, np.uint32)[0])
+
+
+def seed_unset(estimator: Any, seed: int) -> tuple[Any, bool]:
+    """Return the estimator with every ``random_state`` parameter left ``None`` set to `seed`.
+
+    Its own and those of nested estimators (pipeline steps, ``estimator__random_state``):
+    a randomised model left unseeded would otherwise draw from numpy's global state, and
+    the one ``random_state`` of a CV run would not reproduce it. A parameter the user set
+    is kept, as scikit-learn keeps it.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+        The learner (not changed: a clone is returned when something is set).
+    seed : int
+        The seed, in ``[0, 2**32)`` as scikit-learn takes it.
+
+    Returns
+    -------
+    estimator : scikit-learn estimator
+        `estimator` itself when nothing was unset, else a clone with the seeds set.
+    seeded : bool
+        Whether any parameter was set.
+    """
+    get_params = getattr(estimator, "get_params", None)
+    if get_params is None:  # not a scikit-learn estimator: nothing to seed
+        return estimator, False
+    unset = {
+        k: seed
+        for k, v in get_params(deep=True).items()
+        if (k == "random_state" or k.endswith("__random_state")) and v is None
+    }
+    if not unset:
+        return estimator, False
+    from sklearn.base import clone  # here: the leaf helpers load no scikit-learn at import
+
+    return clone(estimator).set_params(**unset), True

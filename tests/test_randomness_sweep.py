@@ -211,3 +211,55 @@ def test_from_predictions_refuses_a_splitter_that_would_draw_other_folds():
     seeded = losses_from_predictions(y, y, KFold(4, shuffle=True, random_state=0), loss="zero_one")
     plain = losses_from_predictions(y, y, KFold(4), loss="zero_one")
     assert seeded.sizes["obs"] == plain.sizes["obs"] == y.size
+
+
+def test_seed_unset_sets_only_the_seeds_left_none():
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from bayescv._provenance import seed_unset
+
+    mine = RandomForestRegressor(random_state=3)
+    assert seed_unset(mine, 5) == (mine, False)  # the user's seed is kept, no clone
+    pipe = make_pipeline(StandardScaler(), RandomForestRegressor())
+    seeded, changed = seed_unset(pipe, 5)
+    assert changed
+    assert seeded.get_params()["randomforestregressor__random_state"] == 5
+    assert pipe.get_params()["randomforestregressor__random_state"] is None  # not changed
+
+
+def _forest_calls():
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    forest = RandomForestRegressor(n_estimators=4, max_depth=3)
+    return {
+        "cross_val_losses": lambda **kw: cross_val_losses(forest, X_REG, Y_REG, cv=3, **kw),
+        "bootstrap_cv_losses": lambda **kw: bootstrap_cv_losses(
+            forest, X_REG, Y_REG, groups=GROUPS, n_bootstrap=2, **kw
+        ),
+        "nested_cv": lambda **kw: nested_cv(forest, X_REG, Y_REG, n_splits=3, n_repeats=1, **kw),
+        "density_ratio_weights": lambda **kw: density_ratio_weights(
+            *_domains(), classifier=RandomForestClassifier(n_estimators=4), cv=3, **kw
+        ).to_dataset(),
+    }
+
+
+@pytest.mark.parametrize("name", ["cross_val_losses", "bootstrap_cv_losses", "nested_cv",
+                                  "density_ratio_weights"])  # fmt: skip
+def test_one_random_state_reproduces_an_unseeded_randomised_model(name):
+    # A forest left unseeded drew from numpy's global state: the same random_state gave
+    # other losses from call to call and with other n_jobs. Its seed now comes from
+    # random_state, recorded in the result.
+    call = _forest_calls()[name]
+    with _global_seed(1):
+        first = call(random_state=7, n_jobs=1)
+    with _global_seed(2):
+        second = call(random_state=7, n_jobs=2)
+    _assert_same(first, second)
+    if name == "density_ratio_weights":  # the weights' own attributes
+        assert isinstance(first["weight"].attrs["classifier_seed"], int)
+        return
+    assert isinstance(first.attrs["estimator_seed"], int)
+    # the learner as the user gave it, not the seeded clone
+    assert "random_state" not in first.attrs["estimator"]

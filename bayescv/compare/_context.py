@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import xarray as xr
+
+from bayescv._provenance import named_seed
 
 __all__ = ["Context"]
 
@@ -127,5 +128,4 @@ class Context:
 
 def _name_seed(root: int, name: str) -> int:
     """Child seed of `root` named `name` (the same rule as the study's per-method seeds)."""
-    sequence = np.random.SeedSequence(root, spawn_key=(zlib.crc32(name.encode()),))
-    return int(sequence.generate_state(1, np.uint32)[0])
+    return named_seed(root, name)

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import clone
 
 from bayescv._extras import import_quietly
-from bayescv._provenance import child_seeds
+from bayescv._provenance import child_seeds, seed_unset
 from bayescv.compare._context import Context, _name_seed
 from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
@@ -59,17 +59,6 @@ def _controller() -> Any:
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
-
-
-def _seeded(learner: Any, seed: int) -> Any:
-    """Return the learner with every unset ``random_state`` parameter set to `seed`."""
-    params = learner.get_params(deep=True)
-    unset = {
-        k: seed
-        for k, v in params.items()
-        if (k == "random_state" or k.endswith("__random_state")) and v is None
-    }
-    return clone(learner).set_params(**unset) if unset else learner
 
 
 def _cross_validate(spec: _Spec, learner: Any, draw: Any, folds: list, keep: bool):
@@ -219,7 +208,7 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
         scenario = spec.scenario
         draw = scenario.draw(np.random.default_rng(data_seed))
         t_sample = time.perf_counter()
-        learner = _seeded(spec.learner, learner_seed)
+        learner, _ = seed_unset(spec.learner, learner_seed)
         folds = scenario.folds(draw, cv_seed)
         keep = "kfold_test_error" in spec.truths or "ose_cv" in spec.truths
         table, moments, models = _cross_validate(spec, learner, draw, folds, keep)

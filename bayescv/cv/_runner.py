@@ -20,7 +20,7 @@ import xarray as xr
 from sklearn.utils import _safe_indexing, indexable
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
-from bayescv._provenance import child_seeds, resolve_seed
+from bayescv._provenance import child_seeds, named_seed, resolve_seed, seed_unset
 from bayescv.cv._fit import _check_features, _check_response, _fold_losses, _route_params
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
@@ -71,8 +71,10 @@ def cross_val_losses(
     Parameters
     ----------
     estimator : scikit-learn estimator
-        Cloned for every fit; its own ``random_state`` is left as given (set it for
-        reproducible fits of randomised models).
+        Cloned for every fit. Its ``random_state`` parameters left None (its own, a pipeline
+        step's) are set from `random_state`, so that one seed reproduces randomised models
+        such as forests too (the seed used is the table's attribute ``estimator_seed``);
+        those you set are kept, as scikit-learn keeps them.
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
@@ -252,7 +254,8 @@ def bootstrap_cv_losses(
     Parameters
     ----------
     estimator : scikit-learn estimator
-        Cloned for every fit.
+        Cloned for every fit; a ``random_state`` left None is seeded as in
+        :func:`cross_val_losses` (every replicate's fits share that seed).
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
@@ -375,8 +378,9 @@ def _run(
 ) -> xr.Dataset:  # fmt: skip
     """Fit every fold of every plan in parallel and assemble the loss table."""
     tasks = [fold for plan in plans for fold in plan.folds]
+    fitted, seeded = seed_unset(estimator, named_seed(seed, "estimator"))
     values, models, engine = _fold_losses(
-        estimator, X, y, tasks, loss_fn.for_targets(y), fit_params=fit_params, n_jobs=n_jobs,
+        fitted, X, y, tasks, loss_fn.for_targets(y), fit_params=fit_params, n_jobs=n_jobs,
         return_estimator=return_estimator, progress=progress, batched=batched,
     )  # fmt: skip
 
@@ -413,6 +417,7 @@ def _run(
         loss_name=loss_fn.name,
         attrs={
             "estimator": repr(estimator),
+            **({"estimator_seed": named_seed(seed, "estimator")} if seeded else {}),
             "cv": plans[0].splitter,
             "n_splits": len(plans[0].folds),
             "seed": seed,

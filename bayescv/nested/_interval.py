@@ -33,7 +33,7 @@ from sklearn.utils import indexable
 from sklearn.utils.validation import _num_samples
 
 from bayescv._extras import progress_bar
-from bayescv._provenance import child_seeds, resolve_seed
+from bayescv._provenance import child_seeds, named_seed, resolve_seed, seed_unset
 from bayescv.cv import losses_on_folds
 from bayescv.cv.loss_functions import Loss, check_target, get_loss, loss_range_for
 from bayescv.intervals import check_level, interval_dataset
@@ -169,8 +169,10 @@ def nested_cv(
     Parameters
     ----------
     estimator : scikit-learn estimator
-        Cloned for every fit; its own ``random_state`` is left as given (set it for
-        reproducible fits of randomised models such as forests).
+        Cloned for every fit. Its ``random_state`` parameters left None (its own, a pipeline
+        step's) are set from `random_state`, so that one seed reproduces randomised models
+        such as forests too (the seed used is the attribute ``estimator_seed``); those you
+        set are kept.
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
@@ -336,7 +338,8 @@ def nested_cv(
 
     seed = resolve_seed(random_state)
     nested_root, bias_root = child_seeds(seed, 2)
-    _, engine = losses_on_folds(estimator, X, y, [], loss_fn, batched=batched)  # no fit
+    fitted, seeded = seed_unset(estimator, named_seed(seed, "estimator"))
+    _, engine = losses_on_folds(fitted, X, y, [], loss_fn, batched=batched)  # no fit
     # A job fits several repetitions together when they can be batched; the blocks do not
     # depend on n_jobs, so neither does the result.
     block = _BATCH_REPETITIONS if engine == "batched" else 1
@@ -345,7 +348,7 @@ def nested_cv(
     seeds += [("plain", s) for s in child_seeds(bias_root, n_bias)]
     jobs = [
         delayed(run_block)(
-            estimator, X, y, design, seeds[i : i + block], loss_fn, batched, keep_first=i == 0
+            fitted, X, y, design, seeds[i : i + block], loss_fn, batched, keep_first=i == 0
         )
         for i in range(0, len(seeds), block)
     ]
@@ -395,6 +398,7 @@ def nested_cv(
             if grouped
             else "error of the model fitted on these data (Bates et al.'s Err_XY)",
             "estimator": repr(estimator),
+            **({"estimator_seed": named_seed(seed, "estimator")} if seeded else {}),
             "loss_name": loss_fn.name,
             "n_samples": n,
             "n_sources": n_units if grouped else 0,

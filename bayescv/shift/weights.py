@@ -27,7 +27,14 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
-from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
+from bayescv._provenance import (
+    child_seeds,
+    created_now,
+    named_seed,
+    package_version,
+    resolve_seed,
+    seed_unset,
+)
 
 __all__ = [
     "CALIBRATIONS",
@@ -137,8 +144,9 @@ def density_ratio_weights(
         regression and ``"sigmoid"`` for any other classifier, whose probabilities (trees,
         boosting, naive Bayes) are often badly calibrated; the choice made is recorded.
     random_state : None, int or numpy.random.Generator
-        Seeds the folds; the resolved seed is recorded in the attrs. The classifier's own
-        ``random_state`` is left as given.
+        Seeds the folds; the resolved seed is recorded in the attrs. The classifier's
+        ``random_state`` parameters left None are set from it (attribute ``classifier_seed``),
+        those you set are kept.
     n_jobs : int, optional
         Parallel fits (joblib); the weights do not depend on it.
 
@@ -210,6 +218,7 @@ def density_ratio_weights(
         else CalibratedClassifierCV(base, method=calibration, cv=_CALIBRATION_FOLDS)
     )
     seed = resolve_seed(random_state)
+    model, seeded = seed_unset(model, named_seed(seed, "classifier"))
     X = _stack(X_source, X_target)
     domain = np.r_[np.zeros(n_s, dtype=np.int64), np.ones(n_t, dtype=np.int64)]
     folds = _folds(cv, X, domain, seed, n_s, n_t)
@@ -240,6 +249,7 @@ def density_ratio_weights(
         "ess": ess,
         "ess_fraction": ess / n_s,
         "seed": seed,
+        **({"classifier_seed": named_seed(seed, "classifier")} if seeded else {}),
         "bayescv_version": package_version(),
         "created": created_now(),
     }
