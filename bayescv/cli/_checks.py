@@ -21,10 +21,47 @@ __all__ = [
     "parse_loss_range",
     "read_losses",
     "show_progress",
+    "target_legend",
     "unwritable_dir",
     "unwritable_file",
     "with_loss_range",
 ]
+
+
+#: What each estimand (:data:`bayescv.ESTIMANDS`) is, in words, for the text the commands print.
+TARGET_WORDS = {
+    "expected_cv": "the expected CV error with these sources fixed, new data drawn within them",
+    "ose": "the mean error over the population of sources (Geras & Sutton 2013, eq. 3)",
+    "new_source": "the error of one new source",
+    "err": "the expected error of a model trained on this many points (Bates et al.'s Err)",
+    "err_xy": "the error of the model fitted on these data (Bates et al.'s Err_XY)",
+    "kfold_test_error": "the mean error of the K fitted fold models (Bayle et al. 2020)",
+    "target_risk": "the expected loss on the shifted target domain",
+}
+
+
+def target_legend(targets: Any) -> str:
+    """Say in one line what each distinct target of the printed intervals is.
+
+    Parameters
+    ----------
+    targets : iterable of str
+        The ``target`` of each printed row.
+
+    Returns
+    -------
+    str
+        ``"targets: err = ...; kfold_test_error = ..."`` in order of first appearance, or
+        ``""`` for none.
+
+    Examples
+    --------
+    >>> target_legend(["err", "err", "err_xy"])[:28]
+    'targets: err = the expected '
+    """
+    seen = list(dict.fromkeys(str(t) for t in targets if str(t)))
+    said = [f"{t} = {TARGET_WORDS.get(t, 'see bayescv.ESTIMANDS')}" for t in seen]
+    return f"targets: {'; '.join(said)}" if said else ""
 
 
 def comma_list(text: str) -> list[str]:

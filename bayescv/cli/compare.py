@@ -92,7 +92,7 @@ def _negated(table: Any) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from bayescv.cli._checks import comma_list, read_losses
+    from bayescv.cli._checks import comma_list, read_losses, target_legend
     from bayescv.fold_scores import from_loss_tables
     from bayescv.learner_comparison import compare_learners, compare_several
 
@@ -169,15 +169,17 @@ def _run(args: argparse.Namespace) -> int:
     if len(set(frame["dataset"]) - {""}) > 1:  # one data set needs no column
         shown.insert(1, "dataset", frame["dataset"])
     what = "negated scores" if args.greater_is_better else "losses"
-    print(f"difference a - b of expected {what}; {better}; ROPE ±{args.rope:g}")
+    level = f"{100 * rows.attrs['level']:g}%"
+    print(f"difference a - b of expected {what}, {level} intervals; {better}; ROPE ±{args.rope:g}")
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+    print(target_legend(frame["target"]))
     if best is not None:
         b = best.isel(dataset=0)[["mean", "lower", "upper", "p_best", "p_equivalent_to_best"]]
         print()
         print(
             "which learner is best ("
             + ("highest expected score" if args.greater_is_better else "lowest expected loss")
-            + "):"
+            + f"; mean with its {level} interval):"
         )
         print(
             b.to_dataframe().drop(columns="dataset").to_string(float_format=lambda v: f"{v:.4g}")

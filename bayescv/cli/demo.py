@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from bayescv._extras import BAYES_MODULES, DATA_MODULES, missing_extra
-from bayescv.cli._checks import bad_n_jobs, show_progress, unwritable_dir, unwritable_file
+from bayescv.cli._checks import (
+    bad_n_jobs,
+    show_progress,
+    target_legend,
+    unwritable_dir,
+    unwritable_file,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -207,7 +213,11 @@ def _intervals(tables: dict) -> str:
         ci = cv_intervals(table, _DEMO_METHODS[table.attrs["scheme"]], level=0.95)
         frame = ci[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
         frames.append(frame.reset_index().assign(scheme=name).set_index(["scheme", "method_name"]))
-    return pd.concat(frames).to_string(float_format=lambda v: f"{v:,.1f}")
+    frame = pd.concat(frames)
+    # the target codes, then what each is, in words
+    return (
+        frame.to_string(float_format=lambda v: f"{v:,.1f}") + "\n" + target_legend(frame["target"])
+    )
 
 
 def _overview(tables: dict) -> str:

@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     summary = _summary(result, {**frame_info, "learner": name, "task": task})
     if args.format == "json":
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary, indent=2, allow_nan=False))
     else:
         print(_table(summary))
     if args.out is not None:
@@ -287,8 +287,9 @@ def _task(args: argparse.Namespace, y: np.ndarray) -> str:
 
 
 def _float(value: Any) -> float | None:
+    """Return the number, or None (JSON null) for NaN and ±inf, which JSON cannot hold."""
     value = float(value)
-    return None if math.isnan(value) else value
+    return value if math.isfinite(value) else None
 
 
 def _summary(result: Any, info: dict[str, Any]) -> dict[str, Any]:
@@ -330,7 +331,7 @@ def _summary(result: Any, info: dict[str, Any]) -> dict[str, Any]:
 
 def _table(s: dict[str, Any]) -> str:
     def num(v: float | None) -> str:
-        return "nan" if v is None else f"{v:.4g}"
+        return "n/a" if v is None else f"{v:.4g}"
 
     running = [v for v in s["inflation_running"] if v is not None]
     tail = running[-max(2, len(running) // 2) :]

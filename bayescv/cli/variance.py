@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.cli._checks import add_loss_range, comma_list
+from bayescv.cli._checks import add_loss_range, comma_list, target_legend
 from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
@@ -280,8 +280,11 @@ _SAID_ONCE = {"unequal_block_sizes", "heavy_tail", "very_heavy_tail"}
 
 
 def _row_warnings(intervals: xr.Dataset) -> list[str]:
-    """One line per row whose flag says more than what is said once for the whole table."""
-    lines = []
+    """One line per flag that says more than what is said once for the whole table.
+
+    Rows with the same flag share a line (ten rows of an error-free table are one line).
+    """
+    said: dict[str, list[str]] = {}
     for m, flag, lower in zip(
         intervals["method_name"].values,
         intervals["flag"].values,
@@ -290,10 +293,9 @@ def _row_warnings(intervals: xr.Dataset) -> list[str]:
     ):
         rest = [f.replace("_", " ") for f in str(flag).split(",") if f and f not in _SAID_ONCE]
         if rest:
-            lines.append(
-                f"{m}: {', '.join(rest)}" + ("" if np.isfinite(lower) else ", no interval")
-            )
-    return lines
+            text = ", ".join(rest) + ("" if np.isfinite(lower) else ", no interval")
+            said.setdefault(text, []).append(str(m))
+    return [f"{', '.join(methods)}: {text}" for text, methods in said.items()]
 
 
 def _sizes(table: xr.Dataset) -> np.ndarray:
@@ -329,6 +331,7 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
         "",
         f"{level} intervals ({kind})",
         frame.to_string(float_format=lambda v: f"{v:.6g}"),
+        target_legend(intervals["target"].values),
     ]
     notes = [f"{name} needs equal block sizes" for name in unequal]
     warnings = [w for w in summary["warnings"] if not w.startswith(tuple(notes))]
@@ -368,8 +371,9 @@ def _paired_table(result: xr.Dataset, said: list[str]) -> str:
     frame = result[["estimate", "lower", "upper", "statistic", "p_value", "flag"]].to_dataframe()
     parts = [
         f"paired comparison, loss difference A - B ({result.attrs['alternative']} test; "
-        f"{result.attrs.get('kind', '')} intervals)",
+        f"{100 * result.attrs['level']:g}% {result.attrs.get('kind', '')} intervals)",
         frame.to_string(float_format=lambda v: f"{v:.6g}"),
+        target_legend(result["target"].values),
     ]
     said = [*said, *_row_warnings(result)]
     if said:

@@ -14,6 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
+from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from bayescv.compare._results import expect
@@ -276,7 +277,8 @@ def plot_intervals(
     Each interval is a vertical line with a cap at either end, so that an interval of zero
     width (lower = upper) shows as one cap. An interval the study flagged (its ``flag``, such as
     ``"not_converged"`` or ``"truncated_to_range"``) has an orange x at its middle, and the
-    legend counts the flags.
+    legend counts the flags. The title names the estimand the method's intervals are for
+    (``method_target``), which need not be the `target` drawn.
 
     Parameters
     ----------
@@ -328,14 +330,17 @@ def plot_intervals(
     ax.plot(x, truth[order], "k.", ms=3, label=target)
     level = float(study.attrs.get("level", np.nan))
     n_defined = int(defined.sum())
+    # the estimand the method's intervals are for, which need not be the truth drawn
+    own = str(part["method_target"].item()) if "method_target" in part.coords else ""
+    name = f"{method} (for {own})" if own else method
     if n_defined:
         undefined = f"; {order.size - n_defined} without an interval" * (n_defined < order.size)
         ax.set_title(
-            f"{method}: {100 * covered[defined].mean():.0f}% of {n_defined} cover {target} "
+            f"{name}: {100 * covered[defined].mean():.0f}% of {n_defined} cover {target} "
             f"(nominal {100 * level:g}%{undefined})"
         )
     else:  # as plot_theta leaves a method without estimates empty
-        ax.set_title(f"{method}: no intervals to show ({order.size} replicates without one)")
+        ax.set_title(f"{name}: no intervals to show ({order.size} replicates without one)")
     ax.set_xlabel(f"replicate (sorted by {target})")
     ax.set_ylabel(f"{study.attrs.get('loss_name', 'loss')} error")
     ax.legend(fontsize="small")
@@ -353,7 +358,8 @@ def plot_summary(
 
     A method with undefined intervals in some replicates (``undefined`` of the summary) says
     so under its name, and a bar without a coverage (no replicate with an interval) reads
-    "none" where it would stand.
+    "none" where it would stand. The bar of the target each method's intervals are for (its
+    ``method_target``) is outlined.
 
     Parameters
     ----------
@@ -387,8 +393,10 @@ def plot_summary(
         offset = (i - (len(targets) - 1) / 2) * width
         coverage = part["coverage"].values
         top = np.fmax(top, np.nanmax(coverage + 2 * part["coverage_se"].values, initial=top))
+        # the bar of the target a method's intervals are for is outlined
+        own = part["method_target"].values == target if "method_target" in part.coords else 0
         ax.bar(x + offset, coverage, width, yerr=2 * part["coverage_se"].values,
-               capsize=2, label=target)  # fmt: skip
+               capsize=2, label=target, edgecolor="k", linewidth=1.5 * own)  # fmt: skip
         for at in (x + offset)[np.isnan(coverage)]:  # no interval in any replicate
             ax.text(at, 0.02, "none", rotation=90, ha="center", va="bottom", fontsize="small")
     level = float(summary.attrs.get("level", np.nan))
@@ -403,6 +411,9 @@ def plot_summary(
     ax.set_ylim(0, float(top) + 0.05)  # every error bar whole
     ax.set_ylabel("coverage (±2 MC s.e.)")
     # Above the axes: inside, it would hide the bars of low coverage.
-    ax.legend(fontsize="small", ncols=3, loc="lower left", bbox_to_anchor=(0.0, 1.0),
-              frameon=False)  # fmt: skip
+    handles = ax.get_legend_handles_labels()[0]
+    if "method_target" in summary.coords:  # the outline's legend entry, no bar of its own
+        handles.append(Patch(fc="none", ec="k", lw=1.5, label="outlined: the method's target"))
+    ax.legend(handles=handles, fontsize="small", ncols=3, loc="lower left",
+              bbox_to_anchor=(0.0, 1.0), frameon=False)  # fmt: skip
     return ax
