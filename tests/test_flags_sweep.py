@@ -147,3 +147,32 @@ def test_variance_says_a_flag_shared_by_every_row_once(tmp_path, capsys):
     assert len(lines) == 1
     assert "naive_points" in lines[0]
     assert "theta_1" in lines[0]
+
+
+def test_best_learner_intervals_stay_in_the_losses_range_and_say_so(tmp_path, capsys):
+    # At an error rate near 0 the t interval of a learner's mean fold loss reaches below 0;
+    # for 0-1 losses it is moved onto [0, 1] (bayescv.losses.effective_range) and flagged.
+    from bayescv.fold_scores import from_loss_tables
+    from bayescv.learner_comparison import compare_several
+    from bayescv.losses import from_arrays
+
+    rng = np.random.default_rng(3)
+    blocks = np.repeat(np.arange(5), 20)
+    tables = {
+        n: from_arrays((rng.random(100) < p).astype(float), blocks)
+        for n, p in (("a", 0.02), ("b", 0.2), ("c", 0.25))
+    }
+    folds = from_loss_tables(tables)
+    assert folds.attrs["loss_range"] == [0.0, 1.0]
+    out = compare_several(folds, random_state=0)
+    unclipped = out["mean"] - (out["upper"] - out["mean"])  # the symmetric t interval's lower
+    low = out.sel(learner="a", dataset=out["dataset"][0])
+    assert float(unclipped.sel(learner="a").min()) < 0  # the case: it did reach below 0
+    assert float(low["lower"]) == 0.0
+    assert str(low["flag"].item()) == "truncated_to_range"
+    assert str(out["flag"].sel(learner="b").item()) == ""
+    paths = [_write(tmp_path / f"{n}.csv", t["loss"].values, blocks) for n, t in tables.items()]
+    assert main(["compare", *paths, "--format", "json"]) == 0  # three learners: which is best
+    best = json.loads(capsys.readouterr().out)["best"]
+    assert best["a"]["flag"] == "truncated_to_range"
+    assert best["a"]["lower"] == 0.0

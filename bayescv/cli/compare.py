@@ -15,6 +15,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from bayescv.cli._checks import add_loss_range
+
 __all__ = ["register"]
 
 
@@ -62,6 +64,7 @@ def register(sub: Any) -> None:
         "they are negated into losses, and --rope is in score units",
     )
     parser.add_argument("--level", type=float, default=0.95, help="interval mass (0.95)")
+    add_loss_range(parser, "; 0-1 losses need none")
     parser.add_argument("--methods", help="comma-separated methods, or 'all'")
     parser.add_argument("--random-state", type=int, default=0, help="seed of sampled parts (0)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
@@ -156,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
                     # the interval of the mean, as the table shows it
                     "lower": _number(b["lower"].sel(learner=n)),
                     "upper": _number(b["upper"].sel(learner=n)),
+                    "flag": str(b["flag"].sel(learner=n).item()),
                 }
                 for n in b["learner"].values
             }
@@ -174,7 +178,8 @@ def _run(args: argparse.Namespace) -> int:
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
     print(target_legend(frame["target"]))
     if best is not None:
-        b = best.isel(dataset=0)[["mean", "lower", "upper", "p_best", "p_equivalent_to_best"]]
+        shown_best = ["mean", "lower", "upper", "p_best", "p_equivalent_to_best", "flag"]
+        b = best.isel(dataset=0)[shown_best]
         print()
         print(
             "which learner is best ("

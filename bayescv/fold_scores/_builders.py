@@ -10,7 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescv.fold_scores._table import fold_table
-from bayescv.losses import validate
+from bayescv.losses import effective_range, validate
 
 __all__ = ["from_cross_validate", "from_long_frame", "from_loss_tables"]
 
@@ -356,7 +356,8 @@ def from_loss_tables(
     -------
     xarray.Dataset
         The fold-score table: each block's mean loss, its size as ``n_test`` and the rest of the
-        run as ``n_train`` (the data seen in training, for CV that partitions the data).
+        run as ``n_train`` (the data seen in training, for CV that partitions the data); the
+        attribute ``loss_range`` is the tables' (:func:`bayescv.losses.effective_range`).
 
     Raises
     ------
@@ -405,11 +406,16 @@ def from_loss_tables(
         means.append(m.ravel())
         sizes = n
     n_total = sizes.sum(axis=1, keepdims=True)
-    return fold_table(
+    out = fold_table(
         np.stack(means), runs=sizes.shape[0], learners=learners,
         n_test=sizes.ravel(), n_train=(n_total - sizes).ravel(), greater_is_better=False,
         metric=tables[0].attrs.get("loss_name", "loss"),
     )  # fmt: skip
+    # The values a fold mean can take, for intervals of one learner's expected loss: the
+    # widest of the tables' ranges (0-1 tables that declare none: [0, 1]).
+    ranges = np.array([effective_range(t) for t in tables])
+    out.attrs["loss_range"] = [float(ranges[:, 0].min()), float(ranges[:, 1].max())]
+    return out
 
 
 def _check_same_splits(first: xr.Dataset, table: xr.Dataset) -> None:

@@ -104,7 +104,8 @@ def correlated_ttest(
         losses a − b), ``scale``, ``df``, ``lower``, ``upper``, ``p_better`` (a has the lower
         expected loss by more than `rope`), ``p_equivalent``, ``p_worse``, ``flag``
         (``"zero_variance"`` when every fold difference is equal: the posterior is then a
-        point mass, as in baycomp). Attrs: ``a``, ``b``, ``rope``, ``level``,
+        point mass, as in baycomp, whose probabilities are 0 or 1; with ``rope=0`` a point
+        mass at exactly 0 is split, 0.5 better and 0.5 worse). Attrs: ``a``, ``b``, ``rope``, ``level``,
         ``difference`` (``"a - b"``), ``target`` (``"err"``: the expected loss of the learner
         trained on n_train points, per data set), ``metric``, ``greater_is_better``.
 
