@@ -70,6 +70,17 @@ def check_magnitude(values: np.ndarray, n_points: int) -> None:
     ------
     ValueError
         Also for NaN or infinite values, which no rescaling mends.
+
+    Examples
+    --------
+    With 2 points the limit is sqrt(max float / 32), about 2.4e153:
+
+    >>> import numpy as np
+    >>> check_magnitude(np.array([0.5, 2.0]), 2)
+    >>> check_magnitude(np.array([0.5, 1e200]), 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: losses up to 1e+200 overflow float64 in their sums of squares and variance estimates (with 2 points per run the limit is about 2.4e+153); rescale them, e.g. divide them by 1e200
     """
     if values.size == 0:
         return

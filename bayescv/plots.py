@@ -150,6 +150,17 @@ def plot_block_losses(
         For no tables, a table without the `by` coordinate, ``by="block"`` with tables of
         different CV schemes, or tables of different losses (``loss_name``), which share no
         y axis: draw each on its own axes.
+
+    Examples
+    --------
+    Blocks 0 and 1 have mean loss 0.25, block 2 has 0.7:
+
+    >>> import matplotlib.pyplot as plt
+    >>> from bayescv.losses import from_arrays
+    >>> ax = plot_block_losses(from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2]))
+    >>> ax.get_xlabel(), [label.get_text() for label in ax.get_xticklabels()]
+    ('block (sorted by mean loss)', ['0', '1', '2'])
+    >>> plt.close(ax.figure)
     """
     single = isinstance(tables, xr.Dataset)
     if single:
@@ -247,6 +258,19 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     -------
     matplotlib.axes.Axes
         The axes drawn on.
+
+    Examples
+    --------
+    The legend gives the test's three probabilities (A's accuracy is higher in every fold):
+
+    >>> import matplotlib.pyplot as plt
+    >>> from bayescv import correlated_ttest, fold_table
+    >>> table = fold_table([[0.90, 0.80, 0.85, 0.82], [0.70, 0.75, 0.72, 0.71]],
+    ...                    greater_is_better=True)
+    >>> ax = plot_comparison(correlated_ttest(table, rope=0.01))
+    >>> ax.get_legend_handles_labels()[1]
+    ['A better: 0.951', 'equivalent: 0.015', 'B better: 0.034']
+    >>> plt.close(ax.figure)
     """
     from scipy import stats
 
@@ -323,6 +347,19 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     -------
     matplotlib.axes.Axes
         The axes of the probabilities.
+
+    Examples
+    --------
+    Learners are listed by expected loss, best (A, highest accuracy) first:
+
+    >>> import matplotlib.pyplot as plt
+    >>> from bayescv import compare_several, fold_table
+    >>> table = fold_table([[0.90, 0.80, 0.85, 0.82], [0.70, 0.75, 0.72, 0.71],
+    ...                     [0.88, 0.79, 0.86, 0.80]], greater_is_better=True)
+    >>> ax = plot_best(compare_several(table, random_state=0))
+    >>> [label.get_text() for label in ax.get_yticklabels()]
+    ['A', 'C', 'B']
+    >>> plt.close(ax.figure)
     """
     missing = {"p_best", "p_equivalent_to_best", "mean", "lower", "upper"} - set(result.data_vars)
     if missing:

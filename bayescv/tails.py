@@ -69,7 +69,19 @@ MIN_TAIL_POINTS = 200
 
 
 class HeavyTailWarning(UserWarning):
-    """The losses have a heavy upper tail: normal intervals for their mean under-cover."""
+    """The losses have a heavy upper tail: normal intervals for their mean under-cover.
+
+    Examples
+    --------
+    A :class:`UserWarning`, so the usual filters select it by class:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", HeavyTailWarning)
+    ...     warn_heavy_tail(0.8)
+    >>> issubclass(caught[0].category, UserWarning)
+    True
+    """
 
 
 def _khat(values: np.ndarray) -> tuple[float, int]:
@@ -361,6 +373,18 @@ def warn_heavy_tail(
     advice : str, default :data:`LOG_INTERVAL_ADVICE`
         The message's last sentence: what the caller can do instead (a caller that already
         does it says so).
+
+    Examples
+    --------
+    Silent at k̂ <= 0.5 (finite variance), a warning above:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", HeavyTailWarning)
+    ...     warn_heavy_tail([0.2, 0.4])
+    ...     warn_heavy_tail([0.2, 0.6])
+    >>> [w.category.__name__ for w in caught]
+    ['HeavyTailWarning']
     """
     k = np.asarray(khat, dtype=float)
     if not (k > KHAT_INFINITE_VARIANCE).any():
@@ -390,6 +414,18 @@ def add_tail_flags(intervals: xr.Dataset, khat: float | np.ndarray) -> xr.Datase
     xarray.Dataset
         `intervals` with the flags extended and the attr ``khat`` (the largest pooled k̂,
         NaN when none was computed).
+
+    Examples
+    --------
+    k̂ above 0.5 flags a heavy tail, above 0.7 a very heavy one:
+
+    >>> from bayescv import cv_intervals, from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2])
+    >>> intervals = cv_intervals(table, ["naive_points", "theta_3"])
+    >>> add_tail_flags(intervals, 0.6)["flag"].values.tolist()
+    ['heavy_tail', 'heavy_tail']
+    >>> add_tail_flags(intervals, 0.8)["flag"].values.tolist()
+    ['very_heavy_tail', 'very_heavy_tail']
     """
     if not isinstance(intervals, xr.Dataset) or "flag" not in intervals.data_vars:
         raise TypeError(

@@ -298,3 +298,19 @@ def test_add_tail_flags_names_what_it_takes():
 
     with pytest.raises(TypeError, match="takes an interval Dataset"):
         add_tail_flags(_table(), 0.8)
+
+
+def test_get_loss_without_an_estimator_gives_the_documented_default():
+    # The docstring: None gives "squared" for anything that is not a classifier; an absent
+    # estimator raised AttributeError inside scikit-learn's is_classifier.
+    from bayescv.cv import get_loss
+
+    assert get_loss(None).name == "squared"
+
+
+def test_a_loss_is_called_on_arrays_even_when_given_lists():
+    # __call__ documents array-like inputs: a user loss written for arrays gets arrays.
+    from bayescv.cv import Loss
+
+    loss = Loss("sq", lambda t, p: (t - p) ** 2)
+    np.testing.assert_array_equal(loss([1.0, 2.0], [0.0, 0.0]), [1.0, 4.0])  # (1-0)², (2-0)²

@@ -50,6 +50,15 @@ class BlockStats:
         Block labels.
     replicated : bool
         Whether the input had a ``replicate`` dimension.
+
+    Examples
+    --------
+    Built by :func:`block_stats`; arrays keep a leading replicate axis even for one run:
+
+    >>> from bayescv.losses import from_arrays
+    >>> stats = block_stats(from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2]))
+    >>> stats.n.shape, stats.replicated, stats.equal_sizes.tolist()
+    ((1, 3), False, [True])
     """
 
     n: np.ndarray
@@ -86,6 +95,16 @@ def block_stats(losses: xr.Dataset | BlockStats) -> BlockStats:
     -------
     BlockStats
         The statistics every estimator reads.
+
+    Examples
+    --------
+    Blocks {0.1, 0.4}, {0.3, 0.2}, {0.9, 0.5} have means 0.25, 0.25, 0.7, whose mean is
+    m = 0.4, and D = 0.15² + 0.15² + 0.3² = 0.135:
+
+    >>> from bayescv.losses import from_arrays
+    >>> stats = block_stats(from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2]))
+    >>> stats.means.round(4).tolist(), stats.m.round(4).tolist(), stats.D.round(4).tolist()
+    ([[0.25, 0.25, 0.7]], [0.4], [0.135])
     """
     if isinstance(losses, BlockStats):
         return losses

@@ -70,6 +70,15 @@ def coefficients(name: str, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         For an unknown `name`, fewer than two blocks, a size below 2, or unequal sizes for
         an estimator that needs equal ones (``ESTIMATORS[name].equal_sizes``: θ_1…θ_5, θ^ω,
         θ^γ, θ_A, θ_B).
+
+    Examples
+    --------
+    θ_3 weighs the three moments by 1, M − 1 and −M, over NK and (for the pairs) NK(K − 1):
+    with K = 4 blocks of M = 5 points, 1/80, 4/80 and −5/240:
+
+    >>> a, b, c = coefficients("theta_3", [5, 5, 5, 5])
+    >>> round(float(a[0]), 4), round(float(b[0]), 4), round(float(c[0, 1]), 4), c.shape
+    (0.0125, 0.05, -0.0208, (4, 4))
     """
     if name not in ESTIMATORS:
         raise ValueError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}")

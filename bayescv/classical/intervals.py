@@ -98,6 +98,13 @@ def interval_target(method: str, scheme: str) -> str:
     -------
     str
         ``"kfold_test_error"``, ``"expected_cv"`` or ``"err"``.
+
+    Examples
+    --------
+    >>> interval_target("theta_A", "random"), interval_target("theta_A", "source")
+    ('err', 'expected_cv')
+    >>> interval_target("bayle_within", "source")
+    'kfold_test_error'
     """
     if method.startswith("bayle_"):
         return "kfold_test_error"
@@ -117,6 +124,13 @@ def default_methods(scheme: str) -> tuple[str, ...]:
     tuple of str
         Method names. For ``"source"`` neither :data:`RANDOM_KFOLD_ONLY` nor ``theta_omega``
         (negative on most data sets; see the module docs).
+
+    Examples
+    --------
+    >>> "theta_omega" in default_methods("random"), "theta_omega" in default_methods("source")
+    (False, False)
+    >>> "nadeau_bengio" in default_methods("random"), "nadeau_bengio" in default_methods("source")
+    (True, False)
     """
     return _SOURCE_DEFAULT if scheme == "source" else _RANDOM_DEFAULT
 
@@ -461,5 +475,19 @@ def bootstrap_interval(
     -------
     xarray.Dataset
         The interval Dataset with the single method ``bootstrap``.
+
+    Examples
+    --------
+    The standard error is the standard deviation (ddof 1) of the bootstrap runs' mean losses:
+
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> from bayescv import bootstrap_cv_losses, cross_val_losses
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=1.0, random_state=0)
+    >>> losses = cross_val_losses(Ridge(), X, y, cv=5, random_state=0)
+    >>> boot = bootstrap_cv_losses(Ridge(), X, y, cv=5, n_bootstrap=5, random_state=0)
+    >>> ci = bootstrap_interval(losses, boot).sel(method_name="bootstrap")
+    >>> bool(np.isclose(ci["se"], boot["loss"].mean("obs").std(ddof=1))), str(ci["target"].values)
+    (True, 'err')
     """
     return cv_intervals(losses, ["bootstrap"], level=level, kind=kind, bootstrap=bootstrap)

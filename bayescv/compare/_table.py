@@ -46,6 +46,15 @@ def summary_table(summary: xr.Dataset) -> str:
         with Monte Carlo standard errors (at 0 % or 100 %, where that error is 0, the exact
         one-sided 95 % bound instead), width ratio, θ̂ relative bias and runtime; then
         coverage (%) of every method against every target.
+
+    Examples
+    --------
+    >>> from bayescv.compare import BatesLogistic, run_study, summarize
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
+    ...                   n_replicates=3, random_state=0)
+    >>> text = summary_table(summarize(study))
+    >>> text.splitlines()[0].split(",")[:3]
+    ['bates-logistic: design iid', ' CV random', ' 3 replicates']
     """
     expect(summary, "summary")
     has_reference = summary.attrs.get("reference") in summary["method_name"].values

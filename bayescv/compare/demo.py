@@ -55,6 +55,14 @@ def demo_study(
     -------
     str
         The text to print: a heading and :func:`bayescv.compare.summary_table`.
+
+    Examples
+    --------
+    A short run (the default 200 replicates take about 20 s):
+
+    >>> text = demo_study(n_replicates=5)
+    >>> text.splitlines()[0]
+    'Coverage study: how often do the intervals contain the truth?'
     """
     study = run_study(
         BatesLogistic(), None, list(DEMO_METHODS), n_replicates, level=0.90,
@@ -94,6 +102,16 @@ def save_demo_plot(study: xr.Dataset, path: str | os.PathLike) -> Path:
     -----
     The figure is a :class:`matplotlib.figure.Figure` drawn on its own canvas: neither
     pyplot's current backend nor its list of open figures changes.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayescv.compare import BatesLogistic
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
+    ...                   n_replicates=3, random_state=0)
+    >>> path = save_demo_plot(study, pathlib.Path(tempfile.mkdtemp()) / "study.png")
+    >>> path.name, path.stat().st_size > 0
+    ('study.png', True)
     """
     from matplotlib.figure import Figure
 

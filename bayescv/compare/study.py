@@ -429,6 +429,16 @@ def load_study(path: str | Any) -> xr.Dataset:
     ValueError
         For a missing or unreadable file, or a study written before store format 1 (or with
         another store format): the message says so; run such a study again.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayescv.compare import BatesLogistic
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "study.nc"
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
+    ...                   n_replicates=3, random_state=0, store=path)
+    >>> load_study(path).identical(study)
+    True
     """
     store = StudyStore(path)
     if not store.path.exists():

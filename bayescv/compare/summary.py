@@ -70,6 +70,14 @@ def check_design(study: xr.Dataset) -> tuple[str, str]:
     ------
     ValueError
         If the replicates differ in design or CV scheme, or the design is unknown.
+
+    Examples
+    --------
+    >>> from bayescv.compare import BatesLogistic, run_study
+    >>> study = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
+    ...                   n_replicates=3, random_state=0)
+    >>> check_design(study)
+    ('iid', 'random')
     """
     out = []
     for name in ("design", "scheme"):

@@ -301,6 +301,17 @@ def bootstrap_cv_losses(
     ValueError
         As :func:`cross_val_losses`, and when a splitter puts copies of one point in both
         the training and the test set of a fold.
+
+    Examples
+    --------
+    Every replicate keeps the data's size, and ``index`` points back to the original rows:
+
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=1.0, random_state=0)
+    >>> table = bootstrap_cv_losses(Ridge(), X, y, cv=5, n_bootstrap=3, random_state=0)
+    >>> dict(table.sizes), table.attrs["replicate_kind"], int(table["index"].max()) < 60
+    ({'replicate': 3, 'obs': 60}, 'bootstrap', True)
     """
     fit_params, split_params, groups = _route_params(
         "bootstrap_cv_losses", estimator, cv if hasattr(cv, "split") else None, params, groups

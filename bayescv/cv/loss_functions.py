@@ -49,6 +49,17 @@ class Loss:
     range : tuple of float, default (-inf, inf)
         The values the loss can take, ``(low, high)``: recorded in the loss table
         (``loss_range``), where every interval method keeps its bounds inside it.
+
+    Examples
+    --------
+    A loss is called like its `func` and always returns floats, one per point:
+
+    >>> import numpy as np
+    >>> def absolute(y_true, y_pred):
+    ...     return np.abs(y_true - y_pred)
+    >>> loss = Loss("absolute", absolute, range=(0.0, np.inf))
+    >>> loss(np.array([1, -2]), np.array([0, 0])).tolist()
+    [1.0, 2.0]
     """
 
     name: str
@@ -74,6 +85,7 @@ class Loss:
         ndarray of shape (n_samples,)
             Per-point losses.
         """
+        y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)  # a list has no arithmetic
         out = (
             self.func(y_true, y_pred, classes) if self.needs_classes else self.func(y_true, y_pred)
         )
@@ -274,6 +286,15 @@ def make_loss(
     -------
     Loss
         The wrapped loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def absolute(y_true, y_pred):
+    ...     return np.abs(y_true - y_pred)
+    >>> loss = make_loss(absolute, range=(0, np.inf))
+    >>> loss.name, loss.range, loss.response_method
+    ('absolute', (0.0, inf), 'predict')
     """
     if response_method not in ("predict", "predict_proba"):
         raise ValueError(
@@ -337,9 +358,23 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     ValueError
         For an unknown loss name, or a scorer that is not a mean of per-point losses
         (``"roc_auc"``, ``"f1"``, ``"r2"``: compare fold scores instead).
+
+    Examples
+    --------
+    The scorer ``"accuracy"`` is the mean of the 0-1 loss (lower is better), and the default
+    loss follows the estimator:
+
+    >>> from sklearn.linear_model import LogisticRegression, Ridge
+    >>> get_loss("accuracy").name
+    'zero_one'
+    >>> get_loss(None, Ridge()).name, get_loss(None, LogisticRegression()).name
+    ('squared', 'zero_one')
+    >>> get_loss("log_loss").response_method
+    'predict_proba'
     """
     if loss is None:
-        return LOSSES["zero_one" if is_classifier(estimator) else "squared"]
+        classifier = estimator is not None and is_classifier(estimator)
+        return LOSSES["zero_one" if classifier else "squared"]
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str):

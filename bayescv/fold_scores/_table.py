@@ -37,6 +37,14 @@ def is_fold_table(table: Any) -> bool:
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> is_fold_table(fold_table([[0.9, 0.8], [0.7, 0.75]], greater_is_better=True))
+    True
+    >>> is_fold_table(from_arrays([0.1, 0.4, 0.3, 0.2], [0, 0, 1, 1]))
+    False
     """
     return isinstance(table, xr.Dataset) and table.attrs.get("kind") == "fold_scores"
 
@@ -257,6 +265,12 @@ def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
     ------
     ValueError
         When it is not one, or its losses are not finite.
+
+    Examples
+    --------
+    >>> table = fold_table([[0.9, 0.8], [0.7, 0.75]], greater_is_better=True)
+    >>> validate_fold_table(table) is table
+    True
     """
     if not is_fold_table(table):
         hint = ""
@@ -295,6 +309,15 @@ def fold_differences(table: xr.Dataset, a: str, b: str) -> xr.DataArray:
     ------
     ValueError
         For unknown or equal learner names.
+
+    Examples
+    --------
+    Accuracies are negated into losses, so A's higher accuracy gives negative differences:
+
+    >>> table = fold_table([[0.90, 0.80, 0.85], [0.70, 0.75, 0.72]], greater_is_better=True)
+    >>> diff = fold_differences(table, "A", "B")
+    >>> diff.dims, diff.round(4).values.ravel().tolist()
+    (('dataset', 'repetition', 'fold'), [-0.2, -0.05, -0.13])
     """
     validate_fold_table(table)
     names = table["learner"].values.tolist()
@@ -326,6 +349,17 @@ def nb_ratio(table: xr.Dataset) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_datasets,)
+
+    Examples
+    --------
+    Four folds of unknown size give 1/(K − 1) = 1/3; 20 test and 60 training points the same:
+
+    >>> scores = [[0.9, 0.8, 0.85, 0.8], [0.7, 0.75, 0.72, 0.7]]
+    >>> nb_ratio(fold_table(scores, greater_is_better=True)).round(4).tolist()
+    [0.3333]
+    >>> table = fold_table(scores, greater_is_better=True, n_test=[20] * 4, n_train=[60] * 4)
+    >>> nb_ratio(table).round(4).tolist()
+    [0.3333]
     """
     K = table.sizes["fold"]
     n_test, n_train = table.variables["n_test"].values, table.variables["n_train"].values

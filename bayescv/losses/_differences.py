@@ -40,6 +40,16 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
     ValueError
         If the tables hold different losses (``loss_name``), differ in scheme, kind of
         replicates, shape, blocks, rows or sources, or the differences overflow float64.
+
+    Examples
+    --------
+    Two learners' 0-1 losses on the same four points, in the same two folds:
+
+    >>> from bayescv.losses import from_arrays
+    >>> a = from_arrays([1.0, 0.0, 1.0, 1.0], [0, 0, 1, 1])
+    >>> b = from_arrays([0.0, 0.0, 1.0, 0.0], [0, 0, 1, 1])
+    >>> loss_differences(a, b)["loss"].values.tolist()
+    [1.0, 0.0, 0.0, 1.0]
     """
     for name, table in {"losses_a": losses_a, "losses_b": losses_b}.items():
         if not isinstance(table, xr.Dataset) or "loss" not in table:

@@ -197,6 +197,15 @@ def has_pair_blocks(table: xr.Dataset) -> bool:
     bool
         From the ``block_kind`` attribute; for a table stored before that attribute existed,
         from the prose of its ``blocks`` attribute.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays, from_elpd
+    >>> has_pair_blocks(from_elpd(np.array([-1.0, -0.5, -2.0, -0.3]), blocks="pairs"))
+    True
+    >>> has_pair_blocks(from_arrays([0.1, 0.4, 0.3, 0.2], [0, 0, 1, 1]))
+    False
     """
     if "block_kind" in table.attrs:
         return table.attrs["block_kind"] == "point_pairs"

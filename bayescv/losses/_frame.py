@@ -186,6 +186,13 @@ def to_frame(table: xr.Dataset) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``replicate`` (if any), ``block``, ``source`` (if any), ``index``, ``loss``;
         the table's attributes in ``DataFrame.attrs``.
+
+    Examples
+    --------
+    >>> from bayescv.losses import from_arrays
+    >>> frame = to_frame(from_arrays([0.1, 0.4, 0.3, 0.2], [0, 0, 1, 1]))
+    >>> frame.columns.tolist(), frame["block"].tolist()
+    (['block', 'index', 'loss'], [0, 0, 1, 1])
     """
     validate(table)
     cols = {}

@@ -53,6 +53,16 @@ def to_csv(table: xr.Dataset, path: str | PathLike[str]) -> None:
         A loss table.
     path : str or path-like
         Destination file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3], [0, 0, 1, 1])
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "losses.csv"
+    >>> to_csv(table, path)
+    >>> read_csv(path).identical(table)
+    True
     """
     _refuse_models(table)
     frame = to_frame(table)
@@ -420,6 +430,16 @@ def to_netcdf(table: xr.Dataset, path: str | PathLike[str]) -> None:
         A loss table.
     path : str or path-like
         Destination file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3], [0, 0, 1, 1])
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "losses.nc"
+    >>> to_netcdf(table, path)
+    >>> read_netcdf(path).identical(table)
+    True
     """
     _refuse_models(table)
     validate(table)

@@ -174,6 +174,19 @@ def validate(table: xr.Dataset) -> xr.Dataset:
         ``loss_range``, fewer than two blocks in a
         replicate, a block with fewer than two points, an unknown scheme, or a
         ``replicate`` dimension without a known ``replicate_kind``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = from_arrays([0.1, 0.4, 0.3, 0.2], [0, 0, 1, 1])
+    >>> validate(table) is table
+    True
+    >>> bad = table.copy(deep=True)
+    >>> bad["loss"][0] = np.nan
+    >>> validate(bad)
+    Traceback (most recent call last):
+    ...
+    ValueError: losses contain 1 NaN or infinite value(s), the first at index 0 (the table's position 0)
     """
     if not isinstance(table, xr.Dataset):
         raise TypeError(f"a loss table is an xarray.Dataset, got {type(table).__name__}")
@@ -351,6 +364,13 @@ def pivot(table: xr.Dataset) -> xr.DataArray:
     ------
     ValueError
         If the block sizes differ (or differ between replicates).
+
+    Examples
+    --------
+    >>> table = from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2])
+    >>> losses = pivot(table)
+    >>> losses.dims, losses.values.tolist()
+    (('block', 'point'), [[0.1, 0.4], [0.3, 0.2], [0.9, 0.5]])
     """
     validate(table)
     loss = np.atleast_2d(table["loss"].values)
@@ -402,6 +422,14 @@ def stack_replicates(tables: Sequence[xr.Dataset], *, replicate_kind: str) -> xr
     ValueError
         If `replicate_kind` is unknown, `tables` is empty, or the tables differ in size, scheme,
         loss (``loss_name``) or presence of sources.
+
+    Examples
+    --------
+    >>> run_1 = from_arrays([0.1, 0.4, 0.3, 0.2], [0, 0, 1, 1])
+    >>> run_2 = from_arrays([0.2, 0.3, 0.1, 0.4], [0, 1, 0, 1])
+    >>> table = stack_replicates([run_1, run_2], replicate_kind="repeat")
+    >>> dict(table.sizes), table.attrs["replicate_kind"]
+    ({'replicate': 2, 'obs': 4}, 'repeat')
     """
     if replicate_kind not in REPLICATE_KINDS:
         raise ValueError(

@@ -56,6 +56,18 @@ class LowEffectiveSampleSizeWarning(UserWarning):
     number of points (``min_ess_fraction``, 0.1 by default). The estimate then rests on the
     few source points that look most like the target, its standard error is itself noisy,
     and the normal interval can badly under-cover.
+
+    Examples
+    --------
+    One weight of 100 among 19 of 1 leaves (119)² / (100² + 19) ≈ 1.4 effective points of 20:
+
+    >>> import warnings
+    >>> from bayescv.shift import importance_weighted_risk
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", LowEffectiveSampleSizeWarning)
+    ...     ds = importance_weighted_risk([0.0, 1.0] * 10, [100.0] + [1.0] * 19)
+    >>> caught[0].category.__name__, ds["flag"].values.tolist()
+    ('LowEffectiveSampleSizeWarning', ['low_effective_sample_size'])
     """
 
 
