@@ -176,3 +176,19 @@ def test_best_learner_intervals_stay_in_the_losses_range_and_say_so(tmp_path, ca
     best = json.loads(capsys.readouterr().out)["best"]
     assert best["a"]["flag"] == "truncated_to_range"
     assert best["a"]["lower"] == 0.0
+
+
+def test_scores_of_a_bounded_scorer_keep_their_range_through_compare_several():
+    # Accuracy is in [0, 1], so its negation (the table's loss) is in [-1, 0]: a learner with
+    # accuracies near 1 must not get an expected accuracy interval above 1.
+    from bayescv.fold_scores import fold_table
+    from bayescv.learner_comparison import compare_several
+
+    near_one = np.r_[np.ones(9), 0.9]  # mean 0.99, sd 0.032: t half-width 0.033 reaches 1.02
+    table = fold_table([near_one, near_one - 0.1, near_one - 0.12], metric="accuracy")
+    assert table.attrs["loss_range"] == [-1.0, 0.0]
+    out = compare_several(table, random_state=0).isel(dataset=0)
+    assert float(out["lower"].min()) >= -1.0  # expected loss -accuracy >= -1: accuracy <= 1
+    assert str(out["flag"].sel(learner="A").item()) == "truncated_to_range"
+    unnamed = fold_table([near_one, near_one - 0.1], greater_is_better=True)
+    assert unnamed.attrs["loss_range"] == [-np.inf, np.inf]  # no scorer name, no range

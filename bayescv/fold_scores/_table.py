@@ -71,6 +71,45 @@ def _direction(metric: str | None, greater_is_better: bool | None) -> tuple[str,
     return metric, True
 
 
+#: scikit-learn scorers whose values lie in [0, 1] (by name, or name prefix before "_").
+_UNIT_SCORERS = ("accuracy", "balanced_accuracy", "top_k_accuracy", "average_precision",
+                 "roc_auc", "f1", "precision", "recall", "jaccard")  # fmt: skip
+
+
+def _scorer_range(metric: str) -> tuple[float, float]:
+    """Return the values a scikit-learn scorer's output can take, ``(-inf, inf)`` if unknown.
+
+    Scores in [0, 1] (accuracy, ROC AUC, F1, precision, recall, Jaccard and their averaged
+    variants), negated errors at most 0 (``neg_*``; the Brier score in [−1, 0]), and R²,
+    explained variance and D² at most 1.
+
+    Parameters
+    ----------
+    metric : str
+        A scorer name (:func:`sklearn.metrics.get_scorer_names`).
+
+    Returns
+    -------
+    tuple of float
+
+    Examples
+    --------
+    >>> _scorer_range("accuracy"), _scorer_range("f1_macro"), _scorer_range("neg_brier_score")
+    ((0.0, 1.0), (0.0, 1.0), (-1.0, 0.0))
+    >>> _scorer_range("r2")
+    (-inf, 1.0)
+    """
+    if metric == "neg_brier_score":
+        return (-1.0, 0.0)
+    if metric.startswith("neg_"):
+        return (-np.inf, 0.0)
+    if metric in ("r2", "explained_variance") or metric.startswith("d2_"):
+        return (-np.inf, 1.0)
+    if any(metric == name or metric.startswith(name + "_") for name in _UNIT_SCORERS):
+        return (0.0, 1.0)
+    return (-np.inf, np.inf)
+
+
 def fold_table(
     scores: Any,
     *,
@@ -109,7 +148,9 @@ def fold_table(
     Returns
     -------
     xarray.Dataset
-        The fold-score table (see the module docs).
+        The fold-score table (see the module docs). Its attribute ``loss_range`` is the
+        range of its losses: for the scores of a bounded scikit-learn scorer (accuracy in
+        [0, 1], say), that range negated; else unbounded.
 
     Raises
     ------
@@ -173,6 +214,10 @@ def fold_table(
     if K < 2:
         raise ValueError(f"need at least 2 folds per run, got {K}")
     loss = (-values if greater else values).reshape(n_data, n_learners, runs, K)
+    from sklearn.metrics import get_scorer_names
+
+    scorer = greater and metric in get_scorer_names()  # a score named as scikit-learn names it
+    low, high = _scorer_range(metric) if scorer else (-np.inf, np.inf)
     learners = _names(learners, n_learners, "learners", alphabetic=True)
     datasets = _names(datasets, n_data, "datasets", alphabetic=False)
     sizes = {}
@@ -212,6 +257,8 @@ def fold_table(
             "metric": metric,
             "greater_is_better": int(greater),
             "sizes": "known" if known else "assumed equal",
+            # the losses' range: a scorer's, negated with its scores, or none
+            "loss_range": [-high, -low] if greater else [low, high],
         },
     )
 
