@@ -43,8 +43,10 @@ def _global_seed(seed):
 
 def _without_provenance(ds):
     ds = ds.drop_vars([v for v in TIMING_VARIABLES if v in ds.variables]).copy()
-    for name in _PROVENANCE:
-        ds.attrs.pop(name, None)
+    # a DataArray turned into a Dataset (the weights) keeps its attributes on the variable
+    for attrs in (ds.attrs, *(ds[v].attrs for v in ds.data_vars)):
+        for name in _PROVENANCE:
+            attrs.pop(name, None)
     return ds
 
 
