@@ -24,7 +24,7 @@ import xarray as xr
 
 from bayescv._provenance import resolve_seed
 from bayescv.fold_scores import nb_ratio, validate_fold_table
-from bayescv.intervals import check_level
+from bayescv.intervals import check_level, normal_bounds
 from bayescv.learner_comparison._correlated_t import check_rope, t_posterior_probabilities
 
 __all__ = ["compare_several"]
@@ -88,11 +88,12 @@ def compare_several(
         Dims ``dataset``, ``learner`` (and ``other``, the second learner of a pair):
         ``mean`` (mean fold loss), ``lower``/``upper`` (credible interval of the expected
         loss, kept inside the table's ``loss_range`` attribute when it has one, as
-        :func:`bayescv.fold_scores.from_loss_tables` records it), ``flag``
-        (``"truncated_to_range"`` where a bound was moved onto that range), ``p_best`` (lowest
-        expected loss), ``p_equivalent_to_best`` (within `rope` of the lowest), and for every
-        pair ``p_better`` / ``p_equivalent`` / ``p_worse`` (row learner minus column learner,
-        closed form; NaN on the diagonal). Attrs: ``rope``, ``level``, ``n_draws``,
+        :func:`bayescv.fold_scores.from_loss_tables` records it), ``flag`` (as
+        :func:`bayescv.intervals.normal_bounds` sets it: ``"truncated_to_range"`` where a
+        bound was moved onto that range, ``"zero_variance"`` for equal fold losses),
+        ``p_best`` (lowest expected loss), ``p_equivalent_to_best`` (within `rope` of the
+        lowest), and for every pair ``p_better`` / ``p_equivalent`` / ``p_worse`` (row
+        learner minus column learner, closed form; NaN on the diagonal). Attrs: ``rope``, ``level``, ``n_draws``,
         ``target`` (``"err"``), ``metric``, ``greater_is_better``, ``seed``.
 
     Raises
@@ -128,18 +129,14 @@ def compare_several(
     J = losses.shape[2]
     ratio = nb_ratio(table)
     df = J - 1.0
-    from scipy import stats
-
-    q = stats.t.ppf((1 + level) / 2, df)
     D = losses.shape[0]
     mean = losses.mean(axis=2)
-    lower, upper = np.empty((D, L)), np.empty((D, L))
+    variance = np.empty((D, L))
     p_best, p_equiv_best = np.empty((D, L)), np.empty((D, L))
     pair = {k: np.full((D, L, L), np.nan) for k in ("p_better", "p_equivalent", "p_worse")}
     for d in range(D):
         cov = np.atleast_2d(np.cov(losses[d], ddof=1)) * (1.0 / J + ratio[d])
-        half = q * np.sqrt(np.diag(cov))
-        lower[d], upper[d] = mean[d] - half, mean[d] + half
+        variance[d] = np.diag(cov)
         draws = _draws(losses[d], 1.0 / J + ratio[d], int(n_draws), rng)
         best = draws.min(axis=1, keepdims=True)
         at_best = draws == best  # learners tied at the lowest loss share the draw
@@ -155,16 +152,18 @@ def compare_several(
                 pair["p_better"][d, i, j] = b
                 pair["p_equivalent"][d, i, j] = e
                 pair["p_worse"][d, i, j] = w
-    # A bound past the losses' range (below 0 for 0-1 losses near 0) is moved onto it, flagged.
-    low, high = (float(v) for v in table.attrs.get("loss_range", (-np.inf, np.inf)))
-    moved = (lower < low) | (upper > high)
-    lower, upper = np.maximum(lower, low), np.minimum(upper, high)
+    # The t interval of each mean; a bound past the losses' range (below 0 for 0-1 losses
+    # near 0) is moved onto it and flagged, as every interval of the package is.
+    bounds = tuple(float(v) for v in table.attrs.get("loss_range", (-np.inf, np.inf)))
+    _, lower, upper, flag = normal_bounds(
+        mean, variance, level=level, kind="t", df=df, bounds=bounds
+    )
     dims = ("dataset", "learner")
     pdims = ("dataset", "learner", "other")
     return xr.Dataset(
         {
             "mean": (dims, mean), "lower": (dims, lower), "upper": (dims, upper),
-            "flag": (dims, np.where(moved, "truncated_to_range", "")),
+            "flag": (dims, flag),
             "p_best": (dims, p_best), "p_equivalent_to_best": (dims, p_equiv_best),
             **{k: (pdims, v) for k, v in pair.items()},
         },
