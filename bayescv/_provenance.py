@@ -6,6 +6,7 @@ reproduces it, so a saved table or study can be traced and re-run.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import functools
 import zlib
@@ -21,6 +22,8 @@ __all__ = [
     "package_version",
     "resolve_seed",
     "seed_unset",
+    "seeded_splitter",
+    "shuffles",
 ]
 
 _SEED_BOUND = 2**63
@@ -154,3 +157,62 @@ def seed_unset(estimator: Any, seed: int) -> tuple[Any, bool]:
     from sklearn.base import clone  # here: the leaf helpers load no scikit-learn at import
 
     return clone(estimator).set_params(**unset), True
+
+
+def shuffles(splitter: Any) -> bool:
+    """Whether a scikit-learn splitter's folds depend on its ``random_state``.
+
+    A splitter with a ``random_state`` and no ``shuffle`` attribute (``ShuffleSplit``,
+    ``RepeatedKFold``) always does; ``KFold(shuffle=False)`` and ``GroupKFold`` do not.
+
+    Parameters
+    ----------
+    splitter : object
+        A splitter (anything with ``split``).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import KFold, ShuffleSplit
+    >>> shuffles(KFold(3)), shuffles(KFold(3, shuffle=True)), shuffles(ShuffleSplit())
+    (False, True, True)
+    """
+    return hasattr(splitter, "random_state") and bool(getattr(splitter, "shuffle", True))
+
+
+def seeded_splitter(splitter: Any, seed: int, *, replace: bool = False) -> Any:
+    """Return the splitter, or a copy seeded with `seed` if it shuffles without a seed.
+
+    An unseeded shuffling splitter draws its folds from numpy's global state, which the one
+    ``random_state`` of a run would not reproduce. The user's object is not changed.
+
+    Parameters
+    ----------
+    splitter : object
+        A splitter.
+    seed : int
+        The seed, in ``[0, 2**32)``.
+    replace : bool, default False
+        Also replace a seed the splitter has (for independent repetitions).
+
+    Returns
+    -------
+    object
+        `splitter` itself, or a seeded copy.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import KFold
+    >>> seeded_splitter(KFold(3, shuffle=True), 5).random_state
+    5
+    >>> seeded_splitter(KFold(3, shuffle=True, random_state=1), 5).random_state
+    1
+    """
+    if not shuffles(splitter) or (splitter.random_state is not None and not replace):
+        return splitter
+    out = copy.deepcopy(splitter)
+    out.random_state = seed
+    return out

@@ -12,7 +12,6 @@ resample together.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, Stratif
 from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.multiclass import type_of_target
 
-from bayescv._provenance import resolve_seed
+from bayescv._provenance import resolve_seed, seeded_splitter, shuffles
 from bayescv.losses._builders import _depth
 
 __all__ = ["balanced_group_folds"]
@@ -173,19 +172,12 @@ def _splitter(
 
 def _reseeded(splitter: Any, seed: int, *, replace: bool, require_shuffle: bool) -> Any:
     """Copy of a shuffling `splitter` seeded with `seed` if it has no seed (or to `replace` it)."""
-    shuffles = hasattr(splitter, "random_state") and getattr(splitter, "shuffle", True)
-    if not shuffles:
-        if require_shuffle:
-            raise ValueError(
-                f"{splitter!r} does not shuffle, so every replicate would repeat the same partition; "
-                "pass a shuffling splitter (e.g. KFold(shuffle=True)) or n_repeats=1"
-            )
-        return splitter
-    if splitter.random_state is not None and not replace:
-        return splitter
-    out = copy.deepcopy(splitter)
-    out.random_state = seed
-    return out
+    if require_shuffle and not shuffles(splitter):
+        raise ValueError(
+            f"{splitter!r} does not shuffle, so every replicate would repeat the same partition; "
+            "pass a shuffling splitter (e.g. KFold(shuffle=True)) or n_repeats=1"
+        )
+    return seeded_splitter(splitter, seed, replace=replace)
 
 
 def _materialise(

@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 from sklearn.utils.metadata_routing import get_routing_for_object
 
+from bayescv._provenance import shuffles
 from bayescv.losses._schema import from_arrays
 
 __all__ = ["from_predictions"]
@@ -221,8 +222,8 @@ def _split(splitter: Any, X: Any, y: np.ndarray, groups: Any, n: int) -> list[tu
     A splitter that draws its folds without an integer seed would draw other folds here than
     the ones the predictions came from, and the table would pair each loss with a wrong fold.
     """
-    seed = getattr(splitter, "random_state", 0)
-    if getattr(splitter, "shuffle", True) and not isinstance(seed, int | np.integer):
+    seed = getattr(splitter, "random_state", None)
+    if shuffles(splitter) and not isinstance(seed, int | np.integer):
         raise ValueError(
             f"folds {splitter!r} draws its folds at random with random_state={seed!r}, so it "
             "would not give again the folds cross_val_predict used: pass the splitter with an "

@@ -11,7 +11,6 @@ functions (:mod:`bayescv.shift.risk`), recorded in their results and flagged.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from bayescv._provenance import (
     package_version,
     resolve_seed,
     seed_unset,
+    seeded_splitter,
 )
 
 __all__ = [
@@ -288,15 +288,6 @@ def _stack(X_source: Any, X_target: Any) -> Any:
     return np.concatenate([np.asarray(X_source), np.asarray(X_target)])
 
 
-def _seeded(splitter: Any, seed: int) -> Any:
-    """Copy of a shuffling `splitter` with no seed, seeded with `seed` (not global numpy state)."""
-    if getattr(splitter, "random_state", 0) is not None or not getattr(splitter, "shuffle", True):
-        return splitter
-    out = copy.deepcopy(splitter)
-    out.random_state = seed
-    return out
-
-
 def _folds(
     cv: Any, X: Any, domain: np.ndarray, seed: int, n_s: int, n_t: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -310,7 +301,7 @@ def _folds(
             )
         splitter = StratifiedKFold(int(cv), shuffle=True, random_state=child_seeds(seed, 1)[0])
     elif hasattr(cv, "split") and not isinstance(cv, str):
-        splitter = _seeded(cv, child_seeds(seed, 1)[0])
+        splitter = seeded_splitter(cv, child_seeds(seed, 1)[0])
     else:
         shown = repr(cv) if len(repr(cv)) <= 80 else f"a {type(cv).__name__}"  # not arrays
         why = (
