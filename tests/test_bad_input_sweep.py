@@ -87,7 +87,7 @@ def test_equal_size_expectation_on_unequal_sizes_names_the_way_out():
     ("boot_blocks", "boot_loss", "words"),
     [
         (np.repeat([5, 6, 7], 4), "squared", "has blocks"),  # another partition
-        (BLOCKS, "absolute", "loss_name is 'absolute'"),  # another loss
+        (BLOCKS, "absolute", r"another loss \('absolute'\)"),  # another loss
     ],
 )
 def test_a_bootstrap_table_of_other_data_is_refused(boot_blocks, boot_loss, words):

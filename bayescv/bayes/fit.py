@@ -32,6 +32,7 @@ from bayescv.bayes.model import CompiledModel, get_model, model_data
 from bayescv.bayes.priors import Priors
 from bayescv.intervals import check_level, interval_dataset
 from bayescv.losses import effective_range, has_pair_blocks, is_binary
+from bayescv.losses._differences import check_bootstrap_of
 from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["SAMPLERS", "SamplingWarning", "diagnose", "fit", "posterior_intervals"]
@@ -234,7 +235,7 @@ def fit(
         raise TypeError(f"priors must be a bayescv.bayes.Priors, got {type(priors).__name__}")
     n_jobs = check_n_jobs(n_jobs)
     if bootstrap is not None:
-        _check_bootstrap_matches(losses, bootstrap)
+        check_bootstrap_of(losses, bootstrap)
     if likelihood not in _LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
     likelihood = _choose_likelihood(losses, likelihood)
@@ -370,31 +371,6 @@ def _fit_binomial(
         "target_accept": float(target_accept),
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses, depth=1)
-
-
-def _check_bootstrap_matches(losses: xr.Dataset, bootstrap: xr.Dataset) -> None:
-    """Refuse bootstrap replicates of another loss or another CV scheme than `losses`.
-
-    A table that names no loss (``loss_name="unknown"``, the default of
-    :func:`bayescv.losses.from_arrays`) is compared on its scheme only.
-    """
-    for name, what in (("loss_name", "loss"), ("scheme", "CV scheme")):
-        mine = losses.attrs.get(name) if isinstance(losses, xr.Dataset) else None
-        theirs = bootstrap.attrs.get(name) if isinstance(bootstrap, xr.Dataset) else None
-        if "unknown" in (mine, theirs):
-            continue
-        if mine is not None and theirs is not None and mine != theirs:
-            raise ValueError(
-                f"the bootstrap table is of another {what} ({theirs!r}) than the observed "
-                f"table ({mine!r}): bootstrap the same CV of the same loss (for two learners, "
-                "the table of their differences)"
-                + (
-                    "; if it is the same loss under another name (a plain CSV's loss is named "
-                    "after its column), set table.attrs['loss_name'] to match"
-                    if name == "loss_name"
-                    else ""
-                )
-            )
 
 
 def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.Dataset:

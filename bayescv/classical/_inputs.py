@@ -6,6 +6,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv.classical._block_stats import block_stats
+from bayescv.losses._differences import check_bootstrap_of
 
 __all__ = ["bootstrap_mu", "check_table"]
 
@@ -37,13 +38,7 @@ def bootstrap_mu(losses: xr.Dataset, bootstrap: xr.Dataset | None) -> np.ndarray
         raise ValueError("the bootstrap table needs at least 2 replicates")
     if "replicate" in losses.dims and losses.attrs.get("replicate_kind") == "independent":
         raise ValueError("the bootstrap method applies to one observed table, not a stack")
-    for key in ("loss_name", "scheme"):  # a table that names no loss is checked on the rest
-        mine, theirs = losses.attrs.get(key), bootstrap.attrs.get(key)
-        if None not in (mine, theirs) and "unknown" not in (mine, theirs) and mine != theirs:
-            raise ValueError(
-                f"the bootstrap table's {key} is {theirs!r}, the observed table's {mine!r}: "
-                "bootstrap the same CV of the same loss"
-            )
+    check_bootstrap_of(losses, bootstrap)
     blocks = [np.unique(t["block"].values).tolist() for t in (losses, bootstrap)]
     if blocks[0] != blocks[1]:
         raise ValueError(

@@ -148,3 +148,41 @@ def _matching_rows(losses_a: xr.Dataset, losses_b: xr.Dataset) -> np.ndarray | N
             return None
         orders.append(where)
     return np.stack(orders)
+
+
+def check_bootstrap_of(losses: xr.Dataset, bootstrap: xr.Dataset) -> None:
+    """Refuse bootstrap replicates of another loss or another CV scheme than `losses`.
+
+    One rule for every consumer of a bootstrap table (the closed-form ``bootstrap`` interval,
+    the Bayesian model). A table that names no loss (``loss_name="unknown"``, the default of
+    :func:`from_arrays`) is compared on its scheme only.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        The observed loss table.
+    bootstrap : xarray.Dataset
+        Its bootstrap replicates.
+
+    Raises
+    ------
+    ValueError
+        Naming the attribute that differs, and the way out.
+    """
+    for name, what in (("loss_name", "loss"), ("scheme", "CV scheme")):
+        mine = losses.attrs.get(name) if isinstance(losses, xr.Dataset) else None
+        theirs = bootstrap.attrs.get(name) if isinstance(bootstrap, xr.Dataset) else None
+        if "unknown" in (mine, theirs):
+            continue
+        if mine is not None and theirs is not None and mine != theirs:
+            raise ValueError(
+                f"the bootstrap table is of another {what} ({theirs!r}) than the observed "
+                f"table ({mine!r}): bootstrap the same CV of the same loss (for two learners, "
+                "the table of their differences)"
+                + (
+                    "; if it is the same loss under another name (a plain CSV's loss is named "
+                    "after its column), set table.attrs['loss_name'] to match"
+                    if name == "loss_name"
+                    else ""
+                )
+            )
