@@ -102,7 +102,7 @@ class Context:
                 groups=self.groups if source else None,
                 cv=None if source else self.n_splits, loss=self.loss,
                 n_bootstrap=int(n_bootstrap),
-                random_state=_name_seed(self.replicate_seed, "bootstrap"),
+                random_state=named_seed(self.replicate_seed, "bootstrap"),
                 batched=self.batched,
             )  # fmt: skip
         return self._cache[key]
@@ -124,8 +124,3 @@ class Context:
         out = copy.copy(self)
         out.seed = int(seed)
         return out
-
-
-def _name_seed(root: int, name: str) -> int:
-    """Child seed of `root` named `name` (the same rule as the study's per-method seeds)."""
-    return named_seed(root, name)

@@ -22,8 +22,8 @@ import numpy as np
 from sklearn.base import clone
 
 from bayescv._extras import import_quietly
-from bayescv._provenance import child_seeds, seed_unset
-from bayescv.compare._context import Context, _name_seed
+from bayescv._provenance import child_seeds, named_seed, seed_unset
+from bayescv.compare._context import Context
 from bayescv.compare.registry import Method
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv import Loss, _fold_losses
@@ -233,7 +233,7 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
             start = time.perf_counter()
             try:
                 ds = group[0].func(
-                    context.with_seed(_name_seed(method_seed, batch or group[0].name)),
+                    context.with_seed(named_seed(method_seed, batch or group[0].name)),
                     names,
                     **options,
                 )

@@ -389,7 +389,8 @@ def _run(
 ) -> xr.Dataset:  # fmt: skip
     """Fit every fold of every plan in parallel and assemble the loss table."""
     tasks = [fold for plan in plans for fold in plan.folds]
-    fitted, seeded = seed_unset(estimator, named_seed(seed, "estimator"))
+    estimator_seed = named_seed(seed, "estimator")
+    fitted, seeded = seed_unset(estimator, estimator_seed)
     values, models, engine = _fold_losses(
         fitted, X, y, tasks, loss_fn.for_targets(y), fit_params=fit_params, n_jobs=n_jobs,
         return_estimator=return_estimator, progress=progress, batched=batched,
@@ -428,7 +429,7 @@ def _run(
         loss_name=loss_fn.name,
         attrs={
             "estimator": repr(estimator),
-            **({"estimator_seed": named_seed(seed, "estimator")} if seeded else {}),
+            **({"estimator_seed": estimator_seed} if seeded else {}),
             "cv": plans[0].splitter,
             "n_splits": len(plans[0].folds),
             "seed": seed,

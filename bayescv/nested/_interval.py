@@ -338,7 +338,8 @@ def nested_cv(
 
     seed = resolve_seed(random_state)
     nested_root, bias_root = child_seeds(seed, 2)
-    fitted, seeded = seed_unset(estimator, named_seed(seed, "estimator"))
+    estimator_seed = named_seed(seed, "estimator")
+    fitted, seeded = seed_unset(estimator, estimator_seed)
     _, engine = losses_on_folds(fitted, X, y, [], loss_fn, batched=batched)  # no fit
     # A job fits several repetitions together when they can be batched; the blocks do not
     # depend on n_jobs, so neither does the result.
@@ -398,7 +399,7 @@ def nested_cv(
             if grouped
             else "error of the model fitted on these data (Bates et al.'s Err_XY)",
             "estimator": repr(estimator),
-            **({"estimator_seed": named_seed(seed, "estimator")} if seeded else {}),
+            **({"estimator_seed": estimator_seed} if seeded else {}),
             "loss_name": loss_fn.name,
             "n_samples": n,
             "n_sources": n_units if grouped else 0,

@@ -230,7 +230,8 @@ def density_ratio_weights(
         else CalibratedClassifierCV(base, method=calibration, cv=_CALIBRATION_FOLDS)
     )
     seed = resolve_seed(random_state)
-    model, seeded = seed_unset(model, named_seed(seed, "classifier"))
+    classifier_seed = named_seed(seed, "classifier")
+    model, seeded = seed_unset(model, classifier_seed)
     X = _stack(X_source, X_target)
     domain = np.r_[np.zeros(n_s, dtype=np.int64), np.ones(n_t, dtype=np.int64)]
     folds = _folds(cv, X, domain, seed, n_s, n_t)
@@ -261,7 +262,7 @@ def density_ratio_weights(
         "ess": ess,
         "ess_fraction": ess / n_s,
         "seed": seed,
-        **({"classifier_seed": named_seed(seed, "classifier")} if seeded else {}),
+        **({"classifier_seed": classifier_seed} if seeded else {}),
         "bayescv_version": package_version(),
         "created": created_now(),
     }
