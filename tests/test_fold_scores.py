@@ -152,3 +152,50 @@ def test_scorers_without_per_point_losses_are_refused_with_the_way_out():
 
     with pytest.raises(ValueError, match=r"not a mean of per-point losses.*from_cross_validate"):
         get_loss("roc_auc")
+
+
+def test_score_range_declares_the_range_of_a_custom_score():
+    # A custom score in [0, 1] (greater is better): its losses, the negated scores, lie in
+    # [-1, 0], and compare_several keeps its intervals there.
+    from bayescv import compare_several
+
+    scores = {"a": [0.97, 0.99, 1.0, 0.98], "b": [0.80, 0.85, 0.90, 0.88]}
+    table = fold_table(scores, greater_is_better=True, metric="my_auc", score_range=(0, 1))
+    assert table.attrs["loss_range"] == [-1.0, 0.0]
+    rows = compare_several(table, random_state=0)
+    assert float(rows["lower"].min()) >= -1.0
+    # Unbounded without the declaration: the interval of "a" reaches below -1.
+    loose = compare_several(
+        fold_table(scores, greater_is_better=True, metric="my_auc"), random_state=0
+    )
+    assert float(loose["lower"].sel(learner="a").squeeze()) < -1.0
+    assert "truncated_to_range" in str(rows["flag"].sel(learner="a").values)
+
+
+def test_score_range_passes_through_the_builders(cv_results):
+    results, _ = cv_results
+    # A custom name for accuracy: its range is declared, not looked up.
+    renamed = {
+        name: {("test_my_acc" if k == "test_accuracy" else k): v for k, v in res.items()}
+        for name, res in results.items()
+    }
+    assert from_cross_validate(renamed, scoring="my_acc").attrs["loss_range"] == [
+        -np.inf,
+        np.inf,
+    ]
+    table = from_cross_validate(renamed, scoring="my_acc", score_range=(0, 1))
+    assert table.attrs["loss_range"] == [-1.0, 0.0]
+    frame = pd.DataFrame(
+        {"learner": ["a", "a", "b", "b"], "fold": [0, 1, 0, 1], "score": [0.2, 0.3, 0.1, 0.4]}
+    )
+    long = from_long_frame(frame, greater_is_better=False, score_range=(0, 1))
+    assert long.attrs["loss_range"] == [0.0, 1.0]  # losses keep the range as given
+
+
+@pytest.mark.parametrize(
+    ("score_range", "message"),
+    [((1, 0), "low < high"), ((0, 0.95), "outside score_range"), ("wide", "must be")],
+)
+def test_score_range_refuses_bad_declarations(score_range, message):
+    with pytest.raises(ValueError, match=message):
+        fold_table([[0.9, 0.97, 0.93]], greater_is_better=True, score_range=score_range)

@@ -21,6 +21,7 @@ def from_cross_validate(
     scoring: str | None = None,
     runs: int | None = None,
     greater_is_better: bool = True,
+    score_range: Sequence[float] | None = None,
 ) -> xr.Dataset:
     """Build a fold-score table from :func:`sklearn.model_selection.cross_validate` outputs.
 
@@ -44,6 +45,9 @@ def from_cross_validate(
     greater_is_better : bool, default True
         scikit-learn's scorers all return greater-is-better values (errors come negated);
         pass False only for a custom scorer that does not.
+    score_range : (float, float), optional
+        The values a custom scorer can take (see :func:`fold_table`); a scikit-learn
+        scorer's range is known.
 
     Returns
     -------
@@ -126,7 +130,7 @@ def from_cross_validate(
     metric = scoring or "score"
     return fold_table(
         scores, runs=runs, n_test=n_test, n_train=n_train,
-        greater_is_better=greater_is_better, metric=metric,
+        greater_is_better=greater_is_better, metric=metric, score_range=score_range,
     )  # fmt: skip
 
 
@@ -215,6 +219,7 @@ def from_long_frame(
     n_train: str | None = None,
     greater_is_better: bool | None = None,
     metric: str | None = None,
+    score_range: Sequence[float] | None = None,
 ) -> xr.Dataset:
     """Build a fold-score table from a long DataFrame, one row per (data set, learner, run, fold).
 
@@ -233,6 +238,9 @@ def from_long_frame(
         Direction of the scores (see :func:`fold_table`).
     metric : str, optional
         The score's name, or a scikit-learn scorer name that gives the direction.
+    score_range : (float, float), optional
+        The values the scores can take, for a metric bayescv does not know (see
+        :func:`fold_table`).
 
     Returns
     -------
@@ -329,6 +337,7 @@ def from_long_frame(
         values, runs=runs, learners=[str(x) for x in order[learner]],
         datasets=[str(x) for x in order["_dataset"]], n_test=sizes["n_test"],
         n_train=sizes["n_train"], greater_is_better=greater_is_better, metric=metric,
+        score_range=score_range,
     )  # fmt: skip
     labels = np.asarray(order["_dataset"])
     if dataset is not None and dataset in frame.columns and labels.dtype.kind in "biu":

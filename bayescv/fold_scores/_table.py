@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.losses._range import as_range
+
 __all__ = [
     "check_rope",
     "fold_differences",
@@ -110,6 +112,19 @@ def _scorer_range(metric: str) -> tuple[float, float]:
     return (-np.inf, np.inf)
 
 
+def _given_range(score_range: Any, values: np.ndarray) -> tuple[float, float]:
+    """Return the declared range of the scores, checked to hold them."""
+    low, high = as_range(score_range, name="score_range")
+    outside = (values < low) | (values > high)
+    if outside.any():
+        first = np.argwhere(outside)[0].tolist()
+        raise ValueError(
+            f"{int(outside.sum())} score(s) lie outside score_range [{low}, {high}], the first "
+            f"{float(values[tuple(first)])!r} at (data set, learner, fold) {first}"
+        )
+    return low, high
+
+
 def fold_table(
     scores: Any,
     *,
@@ -120,6 +135,7 @@ def fold_table(
     n_train: Any = None,
     greater_is_better: bool | None = None,
     metric: str | None = None,
+    score_range: Sequence[float] | None = None,
 ) -> xr.Dataset:
     """Build a fold-score table from an array of per-fold scores or losses.
 
@@ -144,13 +160,19 @@ def fold_table(
         scikit-learn scorer name (those are all greater-is-better).
     metric : str, optional
         Name of the score (stored in the attrs).
+    score_range : (float, float), optional
+        The values `scores` can take, as given (before any negation), for a metric whose
+        range bayescv does not know: a custom score in [0, 1], say. Intervals then stay
+        inside it (:func:`bayescv.compare_several` truncates and flags a bound beyond it).
+        Default: a scikit-learn scorer's range, else unbounded.
 
     Returns
     -------
     xarray.Dataset
         The fold-score table (see the module docs). Its attribute ``loss_range`` is the
-        range of its losses: for the scores of a bounded scikit-learn scorer (accuracy in
-        [0, 1], say), that range negated; else unbounded.
+        range of its losses: `score_range`, or for the scores of a bounded scikit-learn
+        scorer (accuracy in [0, 1], say) that range, negated with the scores; else
+        unbounded.
 
     Raises
     ------
@@ -159,7 +181,8 @@ def fold_table(
         folds per run, `runs` not a positive integer dividing J, mismatched shapes, sizes
         below 1, `n_test` without `n_train` (or the reverse), an unknown direction (or a
         `greater_is_better` that is not a bool), or positive scores under the name of a
-        scikit-learn ``neg_*`` scorer (whose values are <= 0).
+        scikit-learn ``neg_*`` scorer (whose values are <= 0), a `score_range` that is not
+        ``(low, high)`` with low < high, or scores outside it.
 
     Examples
     --------
@@ -218,6 +241,8 @@ def fold_table(
 
     scorer = greater and metric in get_scorer_names()  # a score named as scikit-learn names it
     low, high = _scorer_range(metric) if scorer else (-np.inf, np.inf)
+    if score_range is not None:
+        low, high = _given_range(score_range, values)
     learners = _names(learners, n_learners, "learners", alphabetic=True)
     datasets = _names(datasets, n_data, "datasets", alphabetic=False)
     sizes = {}
@@ -258,7 +283,7 @@ def fold_table(
             "greater_is_better": int(greater),
             "sizes": "known" if known else "assumed equal",
             # the losses' range: a scorer's, negated with its scores, or none
-            "loss_range": [-high, -low] if greater else [low, high],
+            "loss_range": [0.0 - high, 0.0 - low] if greater else [low, high],
         },
     )
 

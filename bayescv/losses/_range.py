@@ -28,13 +28,14 @@ _BUILT_IN = {
 }
 
 
-def _as_range(value: Any) -> tuple[float, float]:
+def as_range(value: Any, name: str = "loss_range") -> tuple[float, float]:
+    """``(low, high)`` from a declared range, or a ValueError naming `name`."""
     try:
         low, high = (float(v) for v in np.asarray(value, dtype=float).ravel())
     except (TypeError, ValueError) as err:
-        raise ValueError(f"loss_range must be [low, high], got {value!r}") from err
+        raise ValueError(f"{name} must be [low, high], got {value!r}") from err
     if np.isnan(low) or np.isnan(high) or not low < high:
-        raise ValueError(f"loss_range must be [low, high] with low < high, got {value!r}")
+        raise ValueError(f"{name} must be [low, high] with low < high, got {value!r}")
     return low, high
 
 
@@ -60,7 +61,7 @@ def loss_range(table: xr.Dataset) -> tuple[float, float]:
     (0.0, 1.0)
     """
     if "loss_range" in table.attrs:
-        return _as_range(table.attrs["loss_range"])
+        return as_range(table.attrs["loss_range"])
     return _BUILT_IN.get(str(table.attrs.get("loss_name")), (-np.inf, np.inf))
 
 
@@ -144,7 +145,7 @@ def check_range(table: xr.Dataset, values: np.ndarray) -> None:
     """
     if "loss_range" not in table.attrs:
         return
-    low, high = _as_range(table.attrs["loss_range"])
+    low, high = as_range(table.attrs["loss_range"])
     outside = (values < low) | (values > high)
     if outside.any():
         first = np.argwhere(outside)[0].tolist()
