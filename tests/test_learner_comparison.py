@@ -274,3 +274,28 @@ def test_cli_compare_greater_is_better_reads_scores(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "expected negated scores" in text
     assert "highest expected score" in text
+
+
+def test_fold_level_intervals_stay_inside_the_range_of_the_differences():
+    # Accuracy differences lie in [-1, 1]. Five folds alternating between the two learners
+    # give t intervals of half-width about 2 (2.776 · sd 1.095 · sqrt(1/5 + 1/4) for the
+    # correlated t), far past that range: every fold-level row is cut to it and flagged,
+    # while the probabilities stay those of the untruncated t posterior.
+    from scipy import stats
+
+    from bayescv import compare_learners
+    from bayescv.learner_comparison import correlated_ttest
+
+    t = fold_table(
+        {"a": [1.0, 0.0, 1.0, 0.0, 1.0], "b": [0.0, 1.0, 0.0, 1.0, 0.0]}, metric="accuracy"
+    )
+    rows = compare_learners(t, random_state=0)
+    assert set(rows["method"].values) == {"correlated_t", "nadeau_bengio", "naive_folds"}
+    assert (rows["lower"].values == -1.0).all()
+    assert (rows["upper"].values == 1.0).all()
+    assert set(rows["flag"].values) == {"truncated_to_range"}
+    out = correlated_ttest(t)
+    x = np.array([-1.0, 1.0, -1.0, 1.0, -1.0])  # a − b in losses (negated accuracies)
+    scale = x.std(ddof=1) * np.sqrt(1 / 5 + 1 / 4)
+    expected = stats.t.cdf(0.0, 4, x.mean(), scale)
+    assert float(out["p_better"].item()) == pytest.approx(expected, abs=1e-12)

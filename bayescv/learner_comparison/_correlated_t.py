@@ -36,7 +36,7 @@ from scipy import stats
 
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.fold_scores._table import check_rope
-from bayescv.intervals import check_level
+from bayescv.intervals import check_level, normal_bounds
 
 __all__ = ["correlated_ttest", "t_posterior_probabilities"]
 
@@ -84,6 +84,31 @@ def t_posterior_probabilities(
     return better, equivalent, worse
 
 
+def difference_bounds(table: xr.Dataset) -> tuple[float, float]:
+    """Return the range of a difference of two learners' losses in a fold-score table.
+
+    Losses in [low, high] (the table's ``loss_range``) differ by at most high − low either
+    way; unbounded losses give an unbounded range.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A fold-score table.
+
+    Returns
+    -------
+    tuple of float
+
+    Examples
+    --------
+    >>> from bayescv.fold_scores import fold_table
+    >>> difference_bounds(fold_table([[0.9, 0.8], [0.7, 0.6]], metric="accuracy"))
+    (-1.0, 1.0)
+    """
+    low, high = (float(v) for v in table.attrs.get("loss_range", (-np.inf, np.inf)))
+    return low - high, high - low
+
+
 def correlated_ttest(
     table: xr.Dataset,
     a: str | None = None,
@@ -113,8 +138,10 @@ def correlated_ttest(
         expected loss by more than `rope`), ``p_equivalent``, ``p_worse``, ``flag``
         (``"zero_variance"`` when every fold difference is equal: the posterior is then a
         point mass, as in baycomp, whose probabilities are 0 or 1; with ``rope=0`` a point
-        mass at exactly 0 is split, 0.5 better and 0.5 worse). Attrs: ``a``, ``b``, ``rope``, ``level``,
-        ``difference`` (``"a - b"``), ``target`` (``"err"``: the expected loss of the learner
+        mass at exactly 0 is split, 0.5 better and 0.5 worse; ``"truncated_to_range"`` when
+        a bound was moved onto the range of the differences, :func:`difference_bounds`,
+        the probabilities staying the untruncated posterior's). Attrs: ``a``, ``b``,
+        ``rope``, ``level``, ``difference`` (``"a - b"``), ``target`` (``"err"``: the expected loss of the learner
         trained on n_train points, per data set), ``metric``, ``greater_is_better``.
 
     Raises
@@ -154,19 +181,22 @@ def correlated_ttest(
     scale = np.sqrt(var * (1.0 / J + nb_ratio(table)))
     df = np.full_like(mean, J - 1.0)
     better, equivalent, worse = t_posterior_probabilities(mean, scale, df, rope)
-    point = scale == 0
-    half = np.where(point, 0.0, stats.t.ppf((1 + level) / 2, J - 1.0) * scale)
+    # The equal-tailed interval of the t posterior; a bound past the differences' range is
+    # moved onto it and flagged, as every interval of the package is.
+    _, lower, upper, flag = normal_bounds(
+        mean, scale**2, level=level, kind="t", df=df, bounds=difference_bounds(table)
+    )
     return xr.Dataset(
         {
             "mean": ("dataset", mean),
             "scale": ("dataset", scale),
             "df": ("dataset", df),
-            "lower": ("dataset", mean - half),
-            "upper": ("dataset", mean + half),
+            "lower": ("dataset", lower),
+            "upper": ("dataset", upper),
             "p_better": ("dataset", better),
             "p_equivalent": ("dataset", equivalent),
             "p_worse": ("dataset", worse),
-            "flag": ("dataset", np.where(point, "zero_variance", "")),
+            "flag": ("dataset", flag),
         },
         coords={"dataset": variables["dataset"].values},
         attrs={

@@ -39,8 +39,12 @@ from scipy import stats
 from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
-from bayescv.intervals import check_level
-from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
+from bayescv.intervals import check_level, normal_bounds
+from bayescv.learner_comparison._correlated_t import (
+    check_rope,
+    correlated_ttest,
+    difference_bounds,
+)
 from bayescv.losses import has_pair_blocks, validate
 
 __all__ = ["COMPARISON_METHODS", "DEFAULT_METHODS", "compare_learners"]
@@ -226,15 +230,16 @@ def _fold_rows(table, a, b, method, rope, level) -> list[dict]:
             est = xd.mean(axis=1).mean()
             var = (xd.var(axis=1, ddof=1) / K).mean()
             df, target = K - 1, "err"
-        se = np.sqrt(var)
-        q = stats.t.ppf((1 + level) / 2, df)
+        se, lower, upper, flag = normal_bounds(
+            est, var, level=level, kind="t", df=df, bounds=difference_bounds(table)
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             z = est / se
         p = 2 * stats.t.sf(abs(z), df) if se > 0 else np.nan
         rows.append(_row(
             method=method, dataset=str(d), a=a, b=b, target=target, kind="frequentist",
-            estimate=float(est), lower=float(est - q * se), upper=float(est + q * se),
-            p_value=float(p), alternative="two-sided", flag="" if se > 0 else "zero_variance",
+            estimate=float(est), lower=float(lower), upper=float(upper),
+            p_value=float(p), alternative="two-sided", flag=str(flag),
         ))  # fmt: skip
     return rows
 
