@@ -11,6 +11,7 @@ multivariate t is a t with the same d.f.); the frequentist rows equal
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -299,3 +300,22 @@ def test_fold_level_intervals_stay_inside_the_range_of_the_differences():
     scale = x.std(ddof=1) * np.sqrt(1 / 5 + 1 / 4)
     expected = stats.t.cdf(0.0, 4, x.mean(), scale)
     assert float(out["p_better"].item()) == pytest.approx(expected, abs=1e-12)
+
+
+def test_model_over_data_sets_keeps_its_intervals_inside_the_range_of_the_differences():
+    # Accuracy differences lie in [-1, 1], but the model over data sets is normal on the
+    # real line: on fold accuracies of 0 and 1 its δ_i intervals reached 1.11 (seed 0).
+    from bayescv import compare_learners
+
+    rng = np.random.default_rng(0)
+    a = rng.choice([0.0, 1.0], (5, 10))
+    t = fold_table({"a": a, "b": 1.0 - a}, metric="accuracy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a SamplingWarning is not what this test is about
+        rows = compare_learners(t, methods=["hierarchical_datasets"], random_state=0)
+    lower, upper = rows["lower"].values, rows["upper"].values
+    assert np.nanmin(lower) >= -1.0
+    assert np.nanmax(upper) <= 1.0
+    moved = np.array(["truncated_to_range" in f for f in rows["flag"].values])
+    assert moved.any()  # this input does reach past the range
+    assert np.all((lower[moved] == -1.0) | (upper[moved] == 1.0))

@@ -37,6 +37,7 @@ from scipy import stats
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.fold_scores._table import check_rope
 from bayescv.intervals import check_level, normal_bounds
+from bayescv.learner_comparison._range import difference_bounds
 
 __all__ = ["correlated_ttest", "t_posterior_probabilities"]
 
@@ -82,31 +83,6 @@ def t_posterior_probabilities(
         worse = np.where(point, loc > rope, worse).astype(float)
     equivalent = np.clip(1.0 - better - worse, 0.0, 1.0)
     return better, equivalent, worse
-
-
-def difference_bounds(table: xr.Dataset) -> tuple[float, float]:
-    """Return the range of a difference of two learners' losses in a fold-score table.
-
-    Losses in [low, high] (the table's ``loss_range``) differ by at most high − low either
-    way; unbounded losses give an unbounded range.
-
-    Parameters
-    ----------
-    table : xarray.Dataset
-        A fold-score table.
-
-    Returns
-    -------
-    tuple of float
-
-    Examples
-    --------
-    >>> from bayescv.fold_scores import fold_table
-    >>> difference_bounds(fold_table([[0.9, 0.8], [0.7, 0.6]], metric="accuracy"))
-    (-1.0, 1.0)
-    """
-    low, high = (float(v) for v in table.attrs.get("loss_range", (-np.inf, np.inf)))
-    return low - high, high - low
 
 
 def correlated_ttest(

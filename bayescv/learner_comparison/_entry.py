@@ -40,11 +40,8 @@ from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
 from bayescv.intervals import check_level, normal_bounds
-from bayescv.learner_comparison._correlated_t import (
-    check_rope,
-    correlated_ttest,
-    difference_bounds,
-)
+from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
+from bayescv.learner_comparison._range import cut_to_range, difference_bounds
 from bayescv.losses import has_pair_blocks, validate
 
 __all__ = ["COMPARISON_METHODS", "DEFAULT_METHODS", "compare_learners"]
@@ -465,6 +462,7 @@ def compare_learners(
                 )
             else:
                 rows += _dataset_rows(table, a, b, rope, level, rho, fit_kwargs)
+    cut_to_range(rows, difference_bounds(table))  # the MCMC rows' posterior quantiles
     data_vars = {}
     for col in _COLUMNS:
         values = [r[col] for r in rows]
