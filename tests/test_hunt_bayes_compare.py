@@ -7,6 +7,8 @@ the builders, the identity p_better + p_equivalent + p_worse = 1, and the rule o
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -205,3 +207,24 @@ def test_plot_targets_labels_the_axis_and_a_paired_fit_says_a_minus_b():
     # plot_ppc's legend sits above the panel, where it cannot cover an error bar
     legend = plot_ppc(idata)[0].get_legend()
     assert legend.get_bbox_to_anchor().transformed(legend.axes.transAxes.inverted()).y0 >= 1
+
+
+def test_bayes_paired_comparison_keeps_its_intervals_inside_the_range_of_a_difference():
+    # 0-1 losses differ by at most 1 either way; the Gaussian model of their differences does
+    # not know that: on four sources of three points whose learners always disagree, the
+    # new-source interval reached [-1.79, 1.68] (seed 0), with no flag.
+    from bayescv.bayes import paired_comparison
+
+    rng = np.random.default_rng(1)
+    block = np.repeat(np.arange(4), 3)
+    x = rng.choice([0.0, 1.0], 12)
+    a = from_arrays(x, block, loss_name="zero_one", scheme="source")
+    b = from_arrays(1.0 - x, block, loss_name="zero_one", scheme="source")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a SamplingWarning is not what this test is about
+        _, s = paired_comparison(a, b, rope=0.0, random_state=0)
+    assert float(s["lower"].min()) >= -1.0
+    assert float(s["upper"].max()) <= 1.0
+    moved = np.array(["truncated_to_range" in f for f in s["flag"].values])
+    assert moved[list(s["target"].values).index("new_source")]
+    assert np.all((s["lower"].values[moved] == -1.0) | (s["upper"].values[moved] == 1.0))

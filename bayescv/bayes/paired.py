@@ -58,8 +58,11 @@ def paired_comparison(
         of that name everywhere in the package)
         and, for CVS, ``"ose"`` (the mean difference over the population of sources, μ₀)
         and ``"new_source"`` (the difference on one new source, μ₀ + τ z); variables
-        ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``, ``lower`` and ``upper``.
-        ``p_better`` is P(d < −rope), A having the lower loss. Coordinate ``block`` (along
+        ``p_better``, ``p_equivalent``, ``p_worse``, ``mean``, ``lower``, ``upper`` and
+        ``flag`` (``"not_converged"`` when the fit's diagnostics failed,
+        ``"truncated_to_range"`` when a bound was moved onto the range of a difference,
+        [low − high, high − low] for losses in [low, high]: the normal model's posterior
+        can reach past it). ``p_better`` is P(d < −rope), A having the lower loss. Coordinate ``block`` (along
         ``target``): a block row's block label, ``""`` for the summary rows; a block
         labelled like a summary row (``"ose"``, ...) has the target ``"block ose"``.
 
@@ -121,6 +124,16 @@ def paired_comparison(
         "lower": [float(np.quantile(d, q[0])) for d in draws.values()],
         "upper": [float(np.quantile(d, q[1])) for d in draws.values()],
     }
+    # The normal model's posterior can reach past the range of a difference ([−1, 1] for
+    # 0-1 losses): such a bound is moved onto it and its row flagged, as in
+    # posterior_intervals; the probabilities stay the posterior's.
+    attrs = idata.sample_stats.attrs
+    low, high = (float(v) for v in attrs.get("loss_range", (-np.inf, np.inf)))
+    lower, upper = np.array(table["lower"]), np.array(table["upper"])
+    cut = np.where((lower < low) | (upper > high), "truncated_to_range", "")
+    table["lower"], table["upper"] = np.maximum(lower, low), np.minimum(upper, high)
+    converged = "not_converged" if attrs.get("problems") else ""
+    table["flag"] = [",".join(f for f in (converged, c) if f) for c in cut]
     summary = xr.Dataset(
         {name: ("target", values) for name, values in table.items()},
         coords={"target": list(draws), "block": ("target", blocks)},

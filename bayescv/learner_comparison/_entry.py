@@ -273,6 +273,7 @@ def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[
             p_better=float(s["p_better"].sel(target=target)),
             p_equivalent=float(s["p_equivalent"].sel(target=target)),
             p_worse=float(s["p_worse"].sel(target=target)),
+            flag=str(s["flag"].sel(target=target).values),
         )
         for target in targets
         if target in s["target"].values
