@@ -194,7 +194,7 @@ def test_score_range_passes_through_the_builders(cv_results):
 
 @pytest.mark.parametrize(
     ("score_range", "message"),
-    [((1, 0), "low < high"), ((0, 0.95), "outside score_range"), ("wide", "must be")],
+    [((1, 0), "low < high"), ((0, 0.95), "outside the declared score_range"), ("wide", "must be")],
 )
 def test_score_range_refuses_bad_declarations(score_range, message):
     with pytest.raises(ValueError, match=message):

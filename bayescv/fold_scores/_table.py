@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.losses._range import as_range
+from bayescv.losses._range import as_range, check_within
 
 __all__ = [
     "check_rope",
@@ -115,13 +115,7 @@ def _scorer_range(metric: str) -> tuple[float, float]:
 def _given_range(score_range: Any, values: np.ndarray) -> tuple[float, float]:
     """Return the declared range of the scores, checked to hold them."""
     low, high = as_range(score_range, name="score_range")
-    outside = (values < low) | (values > high)
-    if outside.any():
-        first = np.argwhere(outside)[0].tolist()
-        raise ValueError(
-            f"{int(outside.sum())} score(s) lie outside score_range [{low}, {high}], the first "
-            f"{float(values[tuple(first)])!r} at (data set, learner, fold) {first}"
-        )
+    check_within(values, (low, high), "score_range", "score(s)", "(data set, learner, fold)")
     return low, high
 
 

@@ -145,11 +145,22 @@ def check_range(table: xr.Dataset, values: np.ndarray) -> None:
     """
     if "loss_range" not in table.attrs:
         return
-    low, high = as_range(table.attrs["loss_range"])
+    check_within(values, as_range(table.attrs["loss_range"]))
+
+
+def check_within(
+    values: np.ndarray,
+    bounds: tuple[float, float],
+    name: str = "loss_range",
+    what: str = "loss(es)",
+    where: str = "position",
+) -> None:
+    """Raise a ValueError naming the count and the first of `values` outside `bounds`."""
+    low, high = bounds
     outside = (values < low) | (values > high)
     if outside.any():
         first = np.argwhere(outside)[0].tolist()
         raise ValueError(
-            f"{int(outside.sum())} loss(es) lie outside the declared loss_range [{low}, {high}], "
-            f"the first {float(values[tuple(first)])!r} at position {first}"
+            f"{int(outside.sum())} {what} lie outside the declared {name} [{low}, {high}], "
+            f"the first {float(values[tuple(first)])!r} at {where} {first}"
         )
