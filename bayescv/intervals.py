@@ -40,6 +40,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayescv._bounds import first_cause, two_sided_quantile
 from bayescv._provenance import created_now, package_version
 
 __all__ = [
@@ -63,8 +64,6 @@ ESTIMANDS = (
     "kfold_test_error",
     "target_risk",
 )
-
-_KINDS = ("normal", "t")
 
 
 def normal_bounds(
@@ -118,7 +117,7 @@ def normal_bounds(
     estimate, variance = np.broadcast_arrays(
         np.asarray(estimate, dtype=float), np.asarray(variance, dtype=float)
     )
-    quantile = _quantile(level, kind, df)
+    quantile = two_sided_quantile(level, kind, df)
     negative = variance < 0
     with np.errstate(invalid="ignore"):
         se = np.where(negative, np.nan, np.sqrt(np.where(negative, 0.0, variance)))
@@ -130,9 +129,7 @@ def normal_bounds(
         "infinite_variance": np.isposinf(variance),
         "undefined_estimate": ~np.isfinite(estimate),
     }
-    flag = np.full(estimate.shape, "", dtype="<U18")
-    for name, where in reversed(causes.items()):  # the first cause that applies wins
-        flag = np.where(where, name, flag)
+    flag = first_cause(causes, estimate.shape)
     bad = flag != ""
     lower, upper = np.where(bad, np.nan, lower), np.where(bad, np.nan, upper)
     flag = np.where(~bad & (variance == 0), "zero_variance", flag)
@@ -309,9 +306,7 @@ def score_bounds(
         "no_errors": p == 0,
         "all_errors": p == 1,
     }
-    flag = np.full(p.shape, "", dtype="<U18")
-    for name, where in reversed(causes.items()):
-        flag = np.where(where, name, flag)
+    flag = first_cause(causes, p.shape)
     # θ̂ = 0 inside (0, 1) (equal fold error rates, say): the degenerate [p̂, p̂], flagged as
     # normal_bounds flags it; Wilson's interval tends to it as n_eff grows without bound.
     flag = np.where((flag == "") & ~edge & (theta == 0), "zero_variance", flag)
@@ -326,20 +321,6 @@ def score_bounds(
     return se, lower, upper, flag
 
 
-def _quantile(level: float, kind: str, df: Any) -> Any:
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-    upper_tail = 0.5 + level / 2
-    if kind == "normal":
-        return stats.norm.ppf(upper_tail)
-    if df is None:
-        raise ValueError('kind="t" needs the degrees of freedom df')
-    df = np.asarray(df, dtype=float)
-    if np.any(df <= 0):
-        raise ValueError(f"degrees of freedom must be positive, got {df}")
-    return stats.t.ppf(upper_tail, df)
-
-
 def check_level(level: float) -> None:
     """Raise a ValueError unless `level` is a real number with ``0 < level < 1``.
 
@@ -350,6 +331,13 @@ def check_level(level: float) -> None:
     ----------
     level : float
         Nominal coverage.
+
+    Examples
+    --------
+    >>> check_level(np.float32(0.9))
+    >>> check_level(95)
+    Traceback (most recent call last):
+    ValueError: level must be a number in (0, 1), got 95
     """
     real = isinstance(level, numbers.Real) or (
         isinstance(level, np.ndarray) and level.ndim == 0 and level.dtype.kind in "fiu"
@@ -472,6 +460,14 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
     xarray.Dataset
         One Dataset; ``attrs["target"]`` lists the distinct targets. Attrs that differ
         between the inputs (method settings) are dropped and ``created`` is set anew.
+
+    Examples
+    --------
+    >>> same = dict(estimate=[0.3], lower=[0.2], upper=[0.4], se=[0.05], level=0.9)
+    >>> ds = combine_intervals(interval_dataset(["naive"], target="err", **same),
+    ...                        interval_dataset(["bayle"], target="kfold_test_error", **same))
+    >>> ds["method_name"].values.tolist(), ds.attrs["target"]
+    (['naive', 'bayle'], 'err, kfold_test_error')
     """
     if not results:
         raise ValueError("combine_intervals needs at least one interval Dataset")

@@ -32,6 +32,7 @@ LAYERS = {
     "moments": 2,
     "tails": 2,
     "intervals": 3,
+    "_bounds": 3,
     "classical": 4,
     "cv": 5,
     "nested": 5,

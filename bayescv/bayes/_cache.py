@@ -115,6 +115,21 @@ def clear_cache() -> int:
     -------
     int
         Number of files deleted.
+
+    Examples
+    --------
+    On a cache moved to a temporary directory by ``BAYESCV_CACHE_DIR`` (the user's cache is
+    left alone):
+
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     with mock.patch.dict(os.environ, {"BAYESCV_CACHE_DIR": root}):
+    ...         entry = Path(root, "numba-0.60.0-bayescv-0.1.0")
+    ...         entry.mkdir()
+    ...         _ = (entry / "density.nbi").write_bytes(b"")
+    ...         print(clear_cache(), os.listdir(root))
+    1 []
     """
     if not os.environ.get("BAYESCV_CACHE_DIR", "").strip():
         require_extra(["platformdirs"], "bayes", what="bayescv.bayes.clear_cache")

@@ -29,7 +29,28 @@ _CHECKED = (
 
 
 class SamplingWarning(UserWarning):
-    """The sampler's diagnostics failed: r̂ too high, ESS too low or divergent transitions."""
+    """The sampler's diagnostics failed: r̂ too high, ESS too low or divergent transitions.
+
+    Examples
+    --------
+    :func:`~bayescv.bayes.fit` warns when a check fails; here an ESS threshold that 4000
+    draws cannot reach:
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> from bayescv.bayes import fit
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     idata = fit(table, random_state=1, ess_min=1e6)
+    >>> [warning.category.__name__ for warning in caught]
+    ['SamplingWarning']
+    >>> "did not converge: ESS" in str(caught[0].message)
+    True
+    """
 
 
 def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[str, Any]:
@@ -48,6 +69,24 @@ def diagnose(idata, *, rhat_max: float = 1.01, ess_min: float = 400.0) -> dict[s
         ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min`` (over the parameters and targets),
         ``divergences`` (count), ``worst`` (variable with the largest r̂) and ``problems``
         (a string, empty when every check passes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.bayes import fit
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> idata = fit(table, random_state=1)
+    >>> report = diagnose(idata)
+    >>> report["problems"], report["divergences"], report["rhat_max"] <= 1.01
+    ('', 0, True)
+
+    Stricter thresholds name what falls short:
+
+    >>> diagnose(idata, ess_min=1e6)["problems"].startswith("ESS bulk")
+    True
     """
     require_extra(["arviz"], "bayes", what="bayescv.bayes.diagnose")
     az = import_quietly("arviz")

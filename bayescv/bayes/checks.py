@@ -73,6 +73,22 @@ def predictive_check(idata, *, group: str = "posterior", level: float = 0.95) ->
         For an unknown group or a level outside (0, 1).
     TypeError
         When `idata` is not a result of :func:`bayescv.bayes.fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.bayes import fit
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> check = predictive_check(fit(table, random_state=1))
+    >>> check.sizes["check"], check["check"].values[[0, 5, 10]].tolist()
+    (11, ['mean[0]', 'within_var[0]', 'spread'])
+    >>> round(float(check["observed"].sel(check="spread")), 3)
+    0.15
+    >>> bool(check["p_value"].min() > 0.05 and check["p_value"].max() < 0.95)
+    True
     """
     if group not in _GROUPS:
         raise ValueError(f"group must be one of {tuple(_GROUPS)}, got {group!r}")

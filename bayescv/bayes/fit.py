@@ -408,6 +408,23 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         ``"very_heavy_tail"`` when the losses' pooled Pareto k̂ (:mod:`bayescv.tails`,
         recorded by :func:`fit` in ``idata.sample_stats.attrs["khat"]``) exceeds 0.5 or 0.7:
         the normal model of the block means then understates the upper tail.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> ci = posterior_intervals(fit(table, random_state=1), level=0.9)
+    >>> ci.attrs["kind"], ci.attrs["diagnostics"], ci["flag"].values.tolist()
+    ('posterior_eti', 'ok', ['', '', ''])
+
+    The interval for one new source carries τ² itself and is the widest:
+
+    >>> width = ci["upper"] - ci["lower"]
+    >>> width.sortby(width)["method_name"].values.tolist()
+    ['bayes_expected_cv', 'bayes_ose', 'bayes_new_source']
     """
     check_level(level)
     if not hasattr(idata, "posterior"):

@@ -324,6 +324,17 @@ class CompiledModel:
         The model variant.
     data : dict of ndarray
         Initial data (:func:`model_data`); fixes K.
+
+    Examples
+    --------
+    >>> from bayescv.bayes._stats import collapse
+    >>> from bayescv.losses import from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3, 0.5, 0.2], [0, 0, 1, 1, 2, 2], scheme="source")
+    >>> compiled = CompiledModel("source", model_data(collapse(table)))
+    >>> compiled.n_blocks, [v.name for v in compiled.model.free_RVs]
+    (3, ['mu0_z', 'tau_z', 'nu_z', 'gamma_sd_z', 'rho_b'])
+    >>> compiled.data["n"].tolist()
+    [2.0, 2.0, 2.0]
     """
 
     def __init__(self, scheme: str, data: dict[str, np.ndarray]):
@@ -439,6 +450,20 @@ def get_model(scheme: str, data: dict[str, np.ndarray]) -> CompiledModel:
     Returns
     -------
     CompiledModel
+
+    Examples
+    --------
+    Another table with as many blocks reuses the model, with its data swapped in:
+
+    >>> from bayescv.bayes._stats import collapse
+    >>> from bayescv.losses import from_arrays
+    >>> one = from_arrays([0.1, 0.4, 0.2, 0.3, 0.5, 0.2], [0, 0, 1, 1, 2, 2])
+    >>> other = from_arrays([0.3, 0.1, 0.2, 0.6, 0.4, 0.4, 0.1], [0, 0, 0, 1, 1, 2, 2])
+    >>> compiled = get_model("random", model_data(collapse(one)))
+    >>> get_model("random", model_data(collapse(other))) is compiled
+    True
+    >>> compiled.scheme, compiled.data["n"].tolist()
+    ('random', [3.0, 2.0, 2.0])
     """
     require_extra(["pymc"], "bayes", what="bayescv.bayes.get_model")
     cache = _CACHE.__dict__.setdefault("models", {})
@@ -451,5 +476,22 @@ def get_model(scheme: str, data: dict[str, np.ndarray]) -> CompiledModel:
 
 
 def clear_model_cache() -> None:
-    """Forget the compiled models of this thread (their memory is freed when unused)."""
+    """Forget the compiled models of this thread (their memory is freed when unused).
+
+    Examples
+    --------
+    The cache is per thread; this thread of its own leaves the caller's cache as it was:
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> from bayescv.bayes._stats import collapse
+    >>> from bayescv.losses import from_arrays
+    >>> data = model_data(collapse(from_arrays([0.1, 0.4, 0.2, 0.3], [0, 0, 1, 1])))
+    >>> def compile_clear_compile():
+    ...     first = get_model("random", data)
+    ...     clear_model_cache()
+    ...     return get_model("random", data) is first
+    >>> with ThreadPoolExecutor(1) as pool:
+    ...     pool.submit(compile_clear_compile).result()
+    False
+    """
     _CACHE.__dict__.pop("models", None)

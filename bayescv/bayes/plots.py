@@ -48,6 +48,20 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     ------
     ValueError
         If `axes` is not three axes, for an unknown `group` or a `level` outside (0, 1).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from bayescv.bayes import fit
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> axes = plot_ppc(fit(table, random_state=1))
+    >>> len(axes), [ax.get_title() for ax in axes[:2]]
+    (3, ['mean loss per source', 'within-source variance'])
+    >>> plt.close(axes[0].figure)
     """
     import matplotlib.pyplot as plt
 
@@ -144,6 +158,20 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     ------
     ValueError
         If `axes` is not one axes per target of the fit.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from bayescv.bayes import fit
+    >>> from bayescv.losses import from_arrays
+    >>> rng = np.random.default_rng(0)
+    >>> block = np.repeat(np.arange(5), 40)
+    >>> table = from_arrays(rng.normal(1.0, 0.3, 200) + 0.1 * block, block, scheme="source")
+    >>> axes = plot_targets(fit(table, random_state=1), level=0.9)
+    >>> len(axes), axes[0].get_title(), axes[0].get_legend_handles_labels()[1]
+    (4, 'expected_cv (sources at hand)', ['90% equal-tailed interval', 'posterior mean'])
+    >>> plt.close(axes[0].figure)
     """
     import matplotlib.pyplot as plt
 

@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
         The parser, with one subparser per subcommand.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["variance", "losses.csv", "--level", "0.9"])
+    >>> args.command, args.level, args.kind, args.format
+    ('variance', 0.9, 'auto', 'table')
     """
     parser = argparse.ArgumentParser(
         prog="bayescv",
@@ -60,6 +66,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         Exit status.
+
+    Examples
+    --------
+    ``bayescv variance`` on a loss CSV, its JSON report captured:
+
+    >>> import contextlib, io, json, pathlib, tempfile
+    >>> from bayescv.losses import from_arrays, to_csv
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3, 0.5, 0.2], [0, 0, 1, 1, 2, 2])
+    >>> out = io.StringIO()
+    >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(out):
+    ...     path = pathlib.Path(folder) / "losses.csv"
+    ...     to_csv(table, path)
+    ...     status = main(["variance", str(path), "--methods", "theta_B", "--format", "json"])
+    >>> report = json.loads(out.getvalue())
+    >>> status, report["K"], [round(bound, 3) for bound in report["intervals"]["theta_B"]]
+    (0, 3, [0.082, 0.485])
     """
     args = build_parser().parse_args(argv)
     try:

@@ -44,6 +44,23 @@ class Context:
         :func:`bayescv.cv_intervals`.
     batched : bool or None
         The study's ``batched`` choice, for methods that refit (bootstrap, nested CV).
+
+    Examples
+    --------
+    A study builds one per replicate; here one for a method that reads only the losses.
+    Copies for other methods share the loss table and the replicate's seed:
+
+    >>> from bayescv import block_moments, from_arrays
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3, 0.5, 0.2], [0, 0, 1, 1, 2, 2])
+    >>> context = Context(
+    ...     X=None, y=None, groups=None, learner=None, loss=None, scheme="random", n_splits=3,
+    ...     level=0.9, seed=11, moments=block_moments(table), table=lambda: table,
+    ... )
+    >>> other = context.with_seed(12)
+    >>> other.seed, other.replicate_seed, other.losses is context.losses
+    (12, 11, True)
+    >>> context.moments["n"].values.tolist()
+    [2, 2, 2]
     """
 
     def __init__(

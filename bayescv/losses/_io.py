@@ -6,8 +6,6 @@ Re-exported by :mod:`bayescv.losses`; see there for the table's layout.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
@@ -15,6 +13,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.losses._columns import Columns, check_fixed, with_scheme
 from bayescv.losses._csv_checks import (
     check_columns,
     check_labels,
@@ -22,7 +21,7 @@ from bayescv.losses._csv_checks import (
     encoding_error,
     parse_losses,
 )
-from bayescv.losses._errors import TableFormatError, with_path
+from bayescv.losses._errors import with_path
 from bayescv.losses._frame import from_frame, to_frame
 from bayescv.losses._json_attrs import (
     decode_nonfinite,
@@ -108,12 +107,25 @@ def read_csv(path: str | PathLike[str]) -> xr.Dataset:
         spreadsheet that saved the file), a duplicated or missing column (or semicolons
         between the fields), a missing label or a non-numeric loss in a plain CSV, or a bad
         table (:func:`validate`). String labels are read as written, even edited longer.
+
+    Examples
+    --------
+    A plain CSV, as pandas or a spreadsheet writes it; the scheme is inferred:
+
+    >>> import pathlib, tempfile
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"block": ["A", "A", "B", "B"], "loss": [0.1, 0.4, 0.2, 0.3]})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     frame.to_csv(pathlib.Path(folder) / "losses.csv", index=False)
+    ...     table = read_csv(pathlib.Path(folder) / "losses.csv")
+    >>> table["loss"].values.tolist(), table["block"].values.tolist(), table.attrs["scheme"]
+    ([0.1, 0.4, 0.2, 0.3], ['A', 'A', 'B', 'B'], 'random')
     """
     if _sniff(path) != "csv":
         raise ValueError(
             f"{path}: a NetCDF file, not a CSV; read it with read_table or read_netcdf"
         )
-    return _read_csv(path, _Columns())
+    return _read_csv(path, Columns())
 
 
 def read_table(
@@ -180,36 +192,14 @@ def read_table(
     >>> read_table(folder / "t.csv").identical(read_table(folder / "t.nc"))
     True
     """
-    columns = _Columns(loss, block, source, index, replicate, scheme, replicate_kind)
+    columns = Columns(loss, block, source, index, replicate, scheme, replicate_kind)
     kind = _sniff(path)
     if kind == "csv":
         return _read_csv(path, columns)
     engine = "h5netcdf" if kind == "netcdf4" else "scipy"
     table = _read_netcdf(path, engine=engine, replicate_kind=replicate_kind)
-    _check_fixed(path, columns, table, "a NetCDF loss table")
-    return _with_scheme(path, table, scheme)
-
-
-@dataclass(frozen=True)
-class _Columns:
-    """Column names and options for reading a plain CSV (None: the default name if present)."""
-
-    loss: str = "loss"
-    block: str = "block"
-    source: str | None = None
-    index: str | None = None
-    replicate: str | None = None
-    scheme: str | None = None
-    replicate_kind: str | None = None
-
-    def named(self, present: Sequence[str]) -> dict[str, str]:
-        """Role → column: the given names, or the default names found in `present`."""
-        out = {"loss": self.loss, "block": self.block}
-        for role in ("source", "index", "replicate"):
-            name = getattr(self, role)
-            if name is not None or role in present:
-                out[role] = role if name is None else name
-        return out
+    check_fixed(path, columns, table, "a NetCDF loss table")
+    return with_scheme(path, table, scheme)
 
 
 # First bytes of NetCDF-4 (an HDF5 file) and of classic NetCDF (versions 1, 2 and 5).
@@ -244,7 +234,7 @@ def self_describing(path: str | PathLike[str]) -> bool:
         return _headed(fh.readline())
 
 
-def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
+def _read_csv(path: str | PathLike[str], columns: Columns) -> xr.Dataset:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             first = fh.readline()
@@ -259,7 +249,7 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         meta = _header_meta(path, first)
     skip = int(headed)
     header = _header_row(path, skip)
-    named = _Columns().named(header) if headed else columns.named(header)
+    named = Columns().named(header) if headed else columns.named(header)
     check_columns(path, header, named)
     dtypes = {
         c: np.dtype(d) if np.dtype(d).kind != "U" else str for c, d in meta["dtypes"].items()
@@ -310,8 +300,8 @@ def _read_csv(path: str | PathLike[str], columns: _Columns) -> xr.Dataset:
         table.attrs = attrs
     table = _validated(path, table)
     if headed:
-        _check_fixed(path, columns, table, "a bayescv CSV loss table (with its header line)")
-        return _with_scheme(path, table, columns.scheme)
+        check_fixed(path, columns, table, "a bayescv CSV loss table (with its header line)")
+        return with_scheme(path, table, columns.scheme)
     return table
 
 
@@ -369,58 +359,6 @@ def _validated(path: str | PathLike[str], table: xr.Dataset) -> xr.Dataset:
         raise with_path(path, error) from None
 
 
-def _check_fixed(
-    path: str | PathLike[str], columns: _Columns, table: xr.Dataset, what: str
-) -> None:
-    """Self-describing files: a column name other than the file's own is an error."""
-    wanted = {"loss": columns.loss, "block": columns.block, "source": columns.source}
-    wanted |= {"index": columns.index, "replicate": columns.replicate}
-    for role, name in wanted.items():
-        if name is None or (name == role and role in table.variables):
-            continue
-        has = [
-            v for v in ("loss", "block", "source", "index", "replicate") if v in table.variables
-        ]
-        raise ValueError(
-            f"{path} is {what}, with columns {has}; the {role} column {name!r} is not "
-            "one of them (column names apply to plain CSV files)"
-        )
-    if columns.replicate_kind is not None and "replicate" not in table.dims:
-        raise TableFormatError(
-            f"{path} is {what} of one CV run (no 'replicate' dimension, replicate_kind "
-            f"{table.attrs.get('replicate_kind')!r}); it cannot be read as "
-            f"{columns.replicate_kind!r}: leave replicate_kind out",
-            extra_attribute="replicate_kind",
-        )
-    if columns.replicate_kind is not None and columns.replicate_kind != table.attrs.get(
-        "replicate_kind"
-    ):
-        raise ValueError(
-            f"{path} is {what} with replicate_kind {table.attrs.get('replicate_kind')!r}; "
-            f"it cannot be read as {columns.replicate_kind!r}"
-        )
-
-
-def _with_scheme(path: str | PathLike[str], table: xr.Dataset, scheme: str | None) -> xr.Dataset:
-    """Return the table, rebuilt under `scheme` when that differs from the stored one."""
-    if scheme is None or scheme == table.attrs.get("scheme"):
-        return table
-    frame = to_frame(table)
-    has = lambda c: c if c in frame.columns else None  # noqa: E731
-    # one run taken out of several (table.isel(replicate=0)) keeps the attribute: not its kind
-    kind = table.attrs.get("replicate_kind") if "replicate" in table.dims else None
-    try:
-        rebuilt = from_frame(
-            frame, source=has("source"), index=has("index"), replicate=has("replicate"),
-            scheme=scheme, replicate_kind=kind,
-            loss_name=table.attrs.get("loss_name"),
-        )  # fmt: skip
-    except ValueError as error:
-        raise with_path(path, error) from None
-    rebuilt.attrs = {**table.attrs, "scheme": scheme}
-    return rebuilt
-
-
 def to_netcdf(table: xr.Dataset, path: str | PathLike[str]) -> None:
     """Write a loss table to NetCDF-4 (through h5netcdf); :func:`read_netcdf` reads it back identical.
 
@@ -469,6 +407,17 @@ def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:
     -------
     xarray.Dataset
         The loss table.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayescv.losses import from_arrays, to_netcdf
+    >>> table = from_arrays([0.1, 0.4, 0.2, 0.3], ["a", "a", "b", "b"], scheme="source")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     to_netcdf(table, pathlib.Path(folder) / "losses.nc")
+    ...     back = read_netcdf(pathlib.Path(folder) / "losses.nc")
+    >>> back.identical(table), back["source"].values.tolist()
+    (True, ['a', 'a', 'b', 'b'])
     """
     kind = _sniff(path)
     if kind == "csv":
