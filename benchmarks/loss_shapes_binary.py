@@ -15,8 +15,9 @@ counts, :mod:`bayescv.bayes.binomial_model`) and with the Gaussian likelihood be
 was run before score bounds became the default for 0-1 tables; score bounds since), and,
 computed from those rows' stored θ̂, their score (Wilson-type) intervals ``*_score`` on the
 effective sample size μ̂(1 − μ̂)/θ̂ (issue 15, part 2). ``--seed 1,2`` pools the studies
-of several seeds, ``--replicates`` each; ``--tau-sd`` sets the binomial rows'
-``Priors(tau_sd=...)`` (a sensitivity check; the Gaussian rows keep the default). Sources
+of several seeds, ``--replicates`` each; ``--tau-sd`` and ``--gamma-sd`` set the binomial
+rows' ``Priors(tau_sd=..., gamma_sd=...)`` (sensitivity checks; the Gaussian rows keep the
+defaults). Sources
 fixed: target ``expected_cv`` (the mean of μ̂ over the study's replicates). Sources redrawn (``--redrawn``): target ``ose`` (the mean
 over replicates of ``ose_cv``, the fold models' error on new sources), M = 10, 50, 200.
 Sources fixed, the last column is each row's mean θ̂ over the data sets divided by the variance
@@ -141,13 +142,20 @@ def one_study(args, sc, label: str, m: int, design: str, seed: int) -> xr.Datase
     tag = "" if seed == 1 else f"_seed{seed}"
     if args.tau_sd is not None:
         tag += f"_tau{args.tau_sd:g}".replace(".", "p")
+    if args.gamma_sd is not None:
+        tag += f"_gamma{args.gamma_sd:g}".replace(".", "p")
     path = Path(args.store) / f"{design}_{label.replace('%', 'pct')}_m{m}{spread}{tag}.nc"
     if path.exists():
         return xr.load_dataset(path)
     methods = ["naive_points", "theta_B", "bootstrap", "bayes_hier", "bayes_gauss"]
     binomial = {"n_bootstrap": 50}
-    if args.tau_sd is not None:  # a sensitivity check of the binomial rows' τ prior only
-        binomial["priors"] = Priors(tau_sd=args.tau_sd)
+    priors = {
+        name: value
+        for name, value in (("tau_sd", args.tau_sd), ("gamma_sd", args.gamma_sd))
+        if value is not None
+    }
+    if priors:  # a sensitivity check of the binomial rows' priors only
+        binomial["priors"] = Priors(**priors)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         st = run_study(
@@ -288,6 +296,10 @@ def main() -> None:
     parser.add_argument(
         "--tau-sd", type=float, default=None,
         help="Priors(tau_sd=...) for the binomial rows (default: the package default, 2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gamma-sd", type=float, default=None,
+        help="Priors(gamma_sd=...) for the binomial rows (default: the package default, 1)",
     )  # fmt: skip
     args = parser.parse_args()
     Path(args.store).mkdir(parents=True, exist_ok=True)
