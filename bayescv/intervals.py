@@ -40,7 +40,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from bayescv._bounds import first_cause, two_sided_quantile
+from bayescv._bounds import first_cause, truncate_to_range, two_sided_quantile
 from bayescv._provenance import created_now, package_version
 
 __all__ = [
@@ -133,14 +133,8 @@ def normal_bounds(
     bad = flag != ""
     lower, upper = np.where(bad, np.nan, lower), np.where(bad, np.nan, upper)
     flag = np.where(~bad & (variance == 0), "zero_variance", flag)
-    if bounds is not None:
-        low, high = float(bounds[0]), float(bounds[1])
-        outside = ~bad & ((lower < low) | (upper > high))
-        # Both bounds into [low, high]: with an estimate outside the range (an extrapolated
-        # or control-variate estimate) the whole interval can lie beyond one end.
-        lower, upper = np.clip(lower, low, high), np.clip(upper, low, high)
-        flag = np.where(outside, np.char.add(flag, np.where(flag == "", "", ",")), flag)
-        flag = np.where(outside, np.char.add(flag.astype("<U40"), "truncated_to_range"), flag)
+    if bounds is not None:  # flagged rows have NaN bounds: truncation leaves them alone
+        lower, upper, flag = truncate_to_range(lower, upper, flag, bounds)
     return se, lower, upper, flag.astype(str)
 
 

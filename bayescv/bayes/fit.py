@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._bounds import truncate_to_range
 from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._diagnostics import SamplingWarning, convergence_advice, diagnose
@@ -451,12 +452,11 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         hi.append(b)
     attrs = dict(idata.sample_stats.attrs)
     flag = "not_converged" if attrs.get("problems") else ""
-    low, high = (float(v) for v in attrs.get("loss_range", (-np.inf, np.inf)))
     # The normal model's posterior can reach outside the losses' range (below 0 for squared
     # errors): such a bound is moved onto the range and its row flagged.
-    outside = [a < low or b > high for a, b in zip(lo, hi, strict=True)]
-    lo, hi = [max(a, low) for a in lo], [min(b, high) for b in hi]
-    flags = [",".join(f for f in (flag, "truncated_to_range" if o else "") if f) for o in outside]
+    lo, hi, flags = truncate_to_range(
+        lo, hi, [flag] * len(lo), tuple(attrs.get("loss_range", (-np.inf, np.inf)))
+    )
     out = interval_dataset(
         [f"bayes_{t}" for t in targets],
         estimate=est,

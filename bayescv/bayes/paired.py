@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._bounds import truncate_to_range
 from bayescv._extras import BAYES_MODULES, require_extra
 from bayescv.bayes.fit import fit
 from bayescv.fold_scores._table import check_rope
@@ -128,12 +129,11 @@ def paired_comparison(
     # 0-1 losses): such a bound is moved onto it and its row flagged, as in
     # posterior_intervals; the probabilities stay the posterior's.
     attrs = idata.sample_stats.attrs
-    low, high = (float(v) for v in attrs.get("loss_range", (-np.inf, np.inf)))
-    lower, upper = np.array(table["lower"]), np.array(table["upper"])
-    cut = np.where((lower < low) | (upper > high), "truncated_to_range", "")
-    table["lower"], table["upper"] = np.maximum(lower, low), np.minimum(upper, high)
     converged = "not_converged" if attrs.get("problems") else ""
-    table["flag"] = [",".join(f for f in (converged, c) if f) for c in cut]
+    table["lower"], table["upper"], table["flag"] = truncate_to_range(
+        table["lower"], table["upper"], [converged] * len(draws),
+        tuple(attrs.get("loss_range", (-np.inf, np.inf))),
+    )  # fmt: skip
     summary = xr.Dataset(
         {name: ("target", values) for name, values in table.items()},
         coords={"target": list(draws), "block": ("target", blocks)},

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._bounds import truncate_to_range
+
 __all__ = ["cut_to_range", "difference_bounds"]
 
 
@@ -62,8 +64,9 @@ def cut_to_range(rows: list[dict[str, Any]], bounds: tuple[float, float]) -> Non
     >>> [(r["upper"], r["flag"]) for r in rows]
     [(1.0, 'truncated_to_range'), (0.2, '')]
     """
-    low, high = bounds
-    for row in rows:
-        if row["lower"] < low or row["upper"] > high:  # NaN bounds compare False: kept
-            row["lower"], row["upper"] = max(row["lower"], low), min(row["upper"], high)
-            row["flag"] = ",".join(f for f in (row["flag"], "truncated_to_range") if f)
+    lower, upper, flag = truncate_to_range(
+        [row["lower"] for row in rows], [row["upper"] for row in rows],
+        [row["flag"] for row in rows], bounds,
+    )  # fmt: skip
+    for row, lo, hi, f in zip(rows, lower, upper, flag, strict=True):
+        row.update(lower=float(lo), upper=float(hi), flag=str(f))
