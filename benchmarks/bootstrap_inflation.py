@@ -94,27 +94,18 @@ def one_data_set(scenario, bayes_error, seed, r, n_bootstrap):
     return mu, s, mu_star.var(ddof=1), s_star.var(ddof=1), ties
 
 
-def _ratio_se(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> float:
-    """Bootstrap-over-data-sets standard error of mean(num) / var(den)."""
-    r = num.size
-    reps = []
-    for _ in range(2000):
-        i = rng.integers(0, r, r)
-        reps.append(num[i].mean() / den[i].var(ddof=1))
-    return float(np.std(reps, ddof=1))
+def _se(statistic, r: int, rng: np.random.Generator) -> float:
+    """Bootstrap-over-data-sets standard error of ``statistic(i)``, i the resampled indices.
 
-
-def _excess_se(untied, mu, s, rng):
-    """Bootstrap-over-data-sets standard error of (mean(untied) − var(mu)) / var(s).
-
-    Var(μ̂) is resampled with the rest: its own error dominates the excess.
+    Every variance in a statistic is resampled with the rest: Var(μ̂)'s own error dominates
+    the excess.
     """
-    r = mu.size
-    reps = []
-    for _ in range(2000):
-        i = rng.integers(0, r, r)
-        reps.append((untied[i].mean() - mu[i].var(ddof=1)) / s[i].var(ddof=1))
-    return float(np.std(reps, ddof=1))
+    return float(np.std([statistic(rng.integers(0, r, r)) for _ in range(2000)], ddof=1))
+
+
+def _ratio_se(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> float:
+    """Standard error of mean(num) / var(den)."""
+    return _se(lambda i: num[i].mean() / den[i].var(ddof=1), num.size, rng)
 
 
 def run_cell(bayes_error, m, data_sets, n_bootstrap, n_jobs, seed):
@@ -148,7 +139,11 @@ def run_cell(bayes_error, m, data_sets, n_bootstrap, n_jobs, seed):
         "ratio_s": float(vb_s.mean() / var_s),
         "ratio_s_se": _ratio_se(vb_s, s, rng),
         "excess_over_var_s": float(excess / var_s),
-        "excess_over_var_s_se": _excess_se(vb_mu - ties, mu, s, rng),
+        "excess_over_var_s_se": _se(
+            lambda i: ((vb_mu - ties)[i].mean() - mu[i].var(ddof=1)) / s[i].var(ddof=1),
+            mu.size,
+            rng,
+        ),
         # per data set, for later analysis: μ̂, S, Var*(μ̂*), Var*(S*), the tie part
         "per_data_set": {
             "mu": mu.tolist(),
