@@ -1,0 +1,188 @@
+"""Figures the docs quote, held against the output or the benchmark file they come from.
+
+The README's example prints a table of closed-form intervals that tests/test_readme.py did not
+compare (it checks the first line against the tables it built): here the whole printed output
+is compared with the ```text block under it, as tests/test_docs_examples.py does for the user
+guide. Closed-form output: the same digits on every machine.
+
+The other tests read the benchmark results a page cites (benchmarks/results/*.md, written by
+the scripts in benchmarks/) and check the numbers quoted from them; each one was misquoted
+before (a miss share, a width's sd, a count of cells, a speed-up).
+"""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def normalize(text):
+    return [line.split() for line in text.strip().splitlines()]
+
+
+def one_line(path: Path) -> str:
+    """The page's text with every run of white space made one space (prose wraps anywhere)."""
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def result_rows(name: str) -> dict[str, dict[str, list[str]]]:
+    """{section heading: {row name: cells}} of the tables of a benchmark results file."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    heading = ""
+    for line in (RESULTS / name).read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            heading = line[3:].strip()
+        elif line.startswith("| ") and not line.startswith("|---"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            sections.setdefault(heading, {})[cells[0]] = cells[1:]
+    return sections
+
+
+# --- README.md ------------------------------------------------------------------------------
+
+
+def test_readme_example_prints_what_the_readme_shows(tmp_path, monkeypatch):
+    text = README.read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python\n(.*?)\n```", text, flags=re.S)
+    (shown,) = re.findall(re.escape(code) + r"\n```\s*prints\s*```text\n(.*?)\n```", text, re.S)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(README), "exec"), {})
+    assert normalize(out.getvalue()) == normalize(shown)
+    # the prose under it rounds the first line: "4,991 against 4,910 score points²"
+    cvs_error, cvr_error = map(float, out.getvalue().split()[:2])
+    assert f"({round(cvs_error):,} against {round(cvr_error):,} score points²)" in one_line(README)
+
+
+# --- docs/bayes.md ------------------------------------------------------------------------
+
+
+def test_bayes_first_version_table_quotes_loss_shapes_binary():
+    """The 18.1 %, M = 200 row's score interval missed 1.5 % low, not 2.5 %."""
+    cell = result_rows("loss_shapes_binary.md")["18.5% (Bayes error 0.18), M = 200, sources_fixed"]
+    coverage, low, high = cell["naive_points_score"][:3]
+    quoted = f"| 96.5 ± 1.3 (1.5 / 2.0) | {coverage} ({low} / {high}) |"
+    assert quoted == "| 96.5 ± 1.3 (1.5 / 2.0) | 96.0 ± 1.4 (1.5 / 2.5) |"
+    assert quoted in (DOCS / "bayes.md").read_text(encoding="utf-8")
+
+
+def test_bayes_counts_the_jeffreys_cells_above_97_percent():
+    """Three of the six Jeffreys cells cover 97.0-97.5 % (the first version had four)."""
+    coverages = []
+    for name in (
+        "loss_shapes_binary_jeffreys_2pct_r400.md",
+        "loss_shapes_binary_jeffreys_fixed.md",
+    ):
+        for rows in result_rows(name).values():
+            if "bayes_expected_cv" in rows:
+                coverages.append(float(rows["bayes_expected_cv"][0].split()[0]))
+    assert len(coverages) == 6
+    assert sum(97.0 <= c <= 97.5 for c in coverages) == 3
+    text = one_line(DOCS / "bayes.md")
+    assert "97.0–97.5 % in three cells where the target was 95 ± 2 %" in text
+    assert "97.0–97.5 % in three of the four cells at 35–362 errors" in text
+
+
+def test_bayes_quotes_the_cv_error_offset_of_the_redrawn_study():
+    """At M = 50 the CV error sits +0.07 sd above the truth in the posterior's units."""
+    rows = result_rows("loss_shapes_binary_jeffreys_redrawn.md")
+    (m50,) = [rows[h] for h in rows if "M = 50," in h]
+    assert m50["bayes_ose"][6] == "+0.07"
+    assert "the CV error itself sits +0.07 sd above the truth" in one_line(DOCS / "bayes.md")
+
+
+def test_bayes_quotes_how_much_halving_tau_narrows_ose():
+    widths = {}
+    for name in (
+        "loss_shapes_binary_jeffreys_redrawn.md",
+        "loss_shapes_binary_jeffreys_redrawn_tau1.md",
+    ):
+        widths[name] = [
+            float(rows["bayes_ose"][3])
+            for rows in result_rows(name).values()
+            if "bayes_ose" in rows
+        ]
+    default, halved = widths.values()
+    shrink = [round(100 * (1 - h / d)) for d, h in zip(default, halved, strict=True)]
+    assert (min(shrink), max(shrink)) == (5, 13)
+    assert "halving τ's scale narrows it by 5–13 %" in one_line(DOCS / "bayes.md")
+
+
+def test_bayes_bootstrap_rerun_reproduces_only_the_closed_form_and_normal_rows():
+    before, after = (
+        result_rows("binomial_repeated_cv.md"),
+        result_rows("binomial_repeated_cv_bootstrap.md"),
+    )
+    for heading, rows in before.items():
+        for name in ("naive_points", "gaussian_repeated"):
+            assert after[heading][name] == rows[name], (heading, name)
+    assert any(
+        after[h]["binomial_repeated"] != rows["binomial_repeated"] for h, rows in before.items()
+    )
+    assert "the binomial rows within their Monte Carlo error" in one_line(DOCS / "bayes.md")
+
+
+def test_bayes_quotes_the_spread_of_the_calibration_widths():
+    rows = result_rows("calibrate_bayes.md")[""]
+    sd_bayes, sd_bootstrap = rows["bayes_expected_cv"][4], rows["bootstrap"][4]
+    assert f"(sd {sd_bayes} against {sd_bootstrap})" in one_line(DOCS / "bayes.md")
+
+
+# --- docs/compare.md -----------------------------------------------------------------------
+
+
+def test_compare_quotes_the_batched_speedup_of_nested_cv():
+    rows = result_rows("bench_batched.md")[""]
+    (nested,) = [cells for name, cells in rows.items() if name.startswith("nested CV, Bates")]
+    speedup = nested[-1]
+    assert speedup == "12.8x"
+    text = one_line(DOCS / "compare.md")
+    assert f"({speedup[:-1]}× for nested CV in this setting" in text
+    assert "nested CV about 13 times faster" in text
+    assert "20 times" not in text
+
+
+# --- docs/estimators.md and docs/nested.md -------------------------------------------------
+
+HEAVY_TAIL_ROWS = {
+    "`naive_points`": "naive_points",
+    "`theta_A_weighted`": "theta_A_weighted",
+    "`theta_B_weighted`": "theta_B_weighted",
+    '`theta_B_weighted`, `kind="log"`': "theta_B_weighted_log",
+    "`bootstrap` (B = 50)": "bootstrap",
+    "`bayes_expected_cv` (Gaussian model, B = 50)": "bayes_expected_cv",
+}
+CELL = re.compile(r"^\**([\d.]+ ± [\d.]+)\** \(([\d.]+) / ([\d.]+)\), ([\d.]+)$")
+
+
+def test_estimators_heavy_tail_table_is_its_results_file():
+    """Every cell: coverage ± Monte Carlo error, misses low / high, mean width (2 decimals)."""
+    sections = list(result_rows("heavy_tail_intervals.md").values())
+    assert len(sections) == 3  # Student-t 3 d.f., 5 d.f., Gaussian: the page's columns
+    page = (DOCS / "estimators.md").read_text(encoding="utf-8")
+    text = page[page.index("`benchmarks/results/heavy_tail_intervals.md`") :]
+    for page_row, file_row in HEAVY_TAIL_ROWS.items():
+        (line,) = [line for line in text.splitlines() if line.startswith(f"| {page_row} |")]
+        cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
+        for cell, rows in zip(cells, sections, strict=True):
+            coverage, low, high, width = CELL.match(cell).groups()
+            want = rows[file_row]
+            assert [coverage, low, high] == want[:3], (page_row, cell)
+            assert abs(float(width) - float(want[3])) <= 0.005 + 1e-9, (page_row, cell)
+    flagged = [rows["naive_points"][4] for rows in sections]
+    assert flagged == ["24.5", "2.5", "0.0"]
+    assert "| rows flagged `heavy_tail` | 24.5 % of data sets | 2.5 % | 0.0 % |" in text
+
+
+def test_nested_quotes_the_batched_timing_of_bates_design():
+    rows = result_rows("bench_batched.md")[""]
+    (nested,) = [cells for name, cells in rows.items() if name.startswith("nested CV, Bates")]
+    per_fit, batched = float(nested[1]), float(nested[2])
+    quoted = f"{per_fit:.1f} s per data set one fit at a time, {batched:.1f} s batched"
+    assert quoted in one_line(DOCS / "nested.md")
