@@ -31,6 +31,22 @@ def _shorten(label: str, limit: int = MAX_LABEL_CHARS) -> str:
     return f"{label[:head]}…{label[-(limit - head - 1) :]}"
 
 
+#: Where the package's figures put a legend that must not cover data: right of the axes,
+#: outside them. Above the axes it lay under any title the user set afterwards.
+_LEGEND_RIGHT = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}
+
+
+def _few_ticks(axis: Any, nbins: int = 5) -> None:
+    """Put at most ``nbins + 1`` major ticks on `axis` (matplotlib's steps of 1, 2, 2.5, 5).
+
+    Matplotlib's default locator counts ticks by the axis length alone, so labels such as
+    "0.00125" or "-0.975" on a narrow panel ran into one another.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
+
+
 #: Learner names longer than this are shortened in the middle in comparison figures.
 MAX_LEARNER_CHARS = 30
 
@@ -242,7 +258,9 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
 
     Draws the Student-t posterior of a correlated t-test
     (:func:`bayescv.learner_comparison.correlated_ttest`), shades the three regions
-    "a better", "equivalent" (inside ±rope) and "a worse" and writes their probabilities.
+    "a better", "equivalent" (inside ±rope) and "a worse" and writes their probabilities. A
+    posterior of no width (every fold difference the same, up to rounding) is drawn as one
+    line at its value, its probabilities in the legend.
 
     Parameters
     ----------
@@ -283,7 +301,11 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     a, b = _learner_labels([result.attrs.get("a", "a"), result.attrs.get("b", "b")])
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
-    if scale == 0:  # every fold difference equal: the posterior is a point mass
+    # Every fold difference equal: the posterior is a point mass. Up to rounding too (a scale
+    # of 4e-17 for differences all -0.02): such a density drew as a spike at the axis' edge,
+    # the region it lies in invisible.
+    point_mass = scale <= 1e-9 * max(abs(loc), rope)
+    if point_mass:
         ax.axvline(
             loc, color="C0", lw=2,
             label=(
@@ -321,12 +343,17 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
         f"difference of expected losses{_negated(result)}, {a} − {b}\n(negative: {a} better)"
     )
     ax.set_yticks([])
-    # Above the axes: inside, it would hide the density or the point mass.
-    ax.legend(
-        fontsize="small", title=f"{_dataset_note(result, r)}ROPE ±{rope:g}", loc="lower center",
-        bbox_to_anchor=(0.5, 1.0), frameon=False,
-        ncols=3 if scale > 0 and max(len(a), len(b)) <= 12 else 1,
-    )  # fmt: skip
+    # Outside the axes: inside, it would hide the density or the point mass. Right of them,
+    # as above them it would lie under a title the user sets; the point mass's one long
+    # entry goes above, where it does not squeeze the axes to a sliver.
+    title = f"{_dataset_note(result, r)}ROPE ±{rope:g}"
+    if not point_mass:
+        ax.legend(fontsize="small", title=title, **_LEGEND_RIGHT)
+    else:
+        ax.legend(
+            fontsize="small", title=title, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+            frameon=False,
+        )  # fmt: skip
     return ax
 
 
@@ -383,15 +410,14 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability")
     ax.invert_yaxis()
-    # Above the axes: inside, it would hide the bars of a learner.
+    # Right of the axes: inside, it would hide the bars of a learner; above, it would lie
+    # under a title the user sets.
     note = _dataset_note(result, r).rstrip(": ")
-    ax.legend(
-        fontsize="small", loc="lower left", bbox_to_anchor=(0.0, 1.0), frameon=False,
-        title=note or None, alignment="left",
-    )  # fmt: skip
+    ax.legend(fontsize="small", title=note or None, alignment="left", **_LEGEND_RIGHT)
     if ax2 is not None:
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)
         level = 100 * float(result.attrs.get("level", 0.95))
         ax2.set_xlabel(f"expected loss{_negated(result)} ({level:g}% interval)")
+        _few_ticks(ax2.xaxis)  # a narrow panel: "-0.975" and its neighbours ran together
     return ax

@@ -175,6 +175,8 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """
     import matplotlib.pyplot as plt
 
+    from bayescv.plots import _few_ticks
+
     names = [
         v for v in ("expected_cv", "ose", "new_source", "theta") if v in idata.posterior.data_vars
     ]
@@ -239,6 +241,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         ax.set_title(titles[name])
         ax.set_xlabel(axis_label if name != "theta" else "variance of the CV estimate")
         ax.set_yticks([])
+        _few_ticks(ax.xaxis)  # labels such as "0.00125" ran together on a 4-inch panel
     return axes
 
 
