@@ -25,7 +25,7 @@ from sklearn.utils.validation import _num_samples
 from bayescv._extras import progress_bar
 from bayescv.cv._batched import batched_predictions, batching_reason
 from bayescv.cv._batched_models import parts
-from bayescv.cv.loss_functions import Loss
+from bayescv.cv.loss_functions import Loss, check_label_predictions
 
 __all__ = ["losses_on_folds"]
 
@@ -472,6 +472,7 @@ def _with_feature_hint(error: Exception, X: Any, estimator: Any) -> Exception:
 
 def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -> None:
     """Name the cause of NaN or infinite losses of a fold, where it can be told."""
+    check_label_predictions(y_pred, loss, estimator)  # a regressor's 0-1 losses: all 1
     bad = ~np.isfinite(values)
     if not bad.any():
         return

@@ -24,6 +24,7 @@ from bayescv._provenance import child_seeds, named_seed, resolve_seed, seed_unse
 from bayescv.cv._fit import _check_features, _check_response, _fold_losses, _route_params
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
+    _check_groups,
     _check_partition,
     _describe,
     _is_int,
@@ -204,6 +205,7 @@ def cross_val_losses(
     )
     X, y, groups = indexable(X, y, groups)
     _check_features(X)
+    _check_groups(groups)
     _check_repeats(n_repeats)
     if n_repeats > 1 and hasattr(cv, "split") and _repeats_itself(cv):
         _refuse_double_repeats(n_repeats, _describe(cv))
@@ -318,6 +320,7 @@ def bootstrap_cv_losses(
     )
     X, y, groups = indexable(X, y, groups)
     _check_features(X)
+    _check_groups(groups)
     _check_repeats(n_bootstrap, name="n_bootstrap")
     if cv is not None and not _is_int(cv) and not hasattr(cv, "split"):
         raise ValueError(

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, StratifiedKFold
 from sklearn.utils.metadata_routing import get_routing_for_object
@@ -99,6 +100,34 @@ def balanced_group_folds(
     fold = fold_of_group[codes]
     positions = np.arange(groups.size)
     return [(positions[fold != k], positions[fold == k]) for k in range(n_splits)]
+
+
+def _check_groups(groups: Any) -> None:
+    """Refuse source labels that are missing or of types that cannot be sorted together.
+
+    scikit-learn's group splitters fail on them deep inside (``Input contains NaN``, or
+    ``'<' not supported between instances of 'int' and 'str'``), and a splitter that
+    ignores groups would run every fit before the table refused the labels.
+    """
+    if groups is None:
+        return
+    labels = np.asarray(groups)
+    missing = np.asarray(pd.isna(labels)) if labels.dtype.kind in "Of" else None
+    if missing is not None and missing.any():
+        raise ValueError(
+            f"groups has {int(missing.sum())} missing label(s) (None or NaN), the first at row "
+            f"{int(np.flatnonzero(missing)[0])}: every point needs the label of its source; "
+            "drop those rows or give them a label"
+        )
+    if labels.dtype.kind == "O":
+        kinds = sorted({type(v).__name__ for v in labels.ravel()})
+        try:
+            np.unique(labels)
+        except TypeError:
+            raise ValueError(
+                f"groups mixes label types that cannot be sorted together ({', '.join(kinds)}): "
+                "give every source a label of one type (all strings, or all integers)"
+            ) from None
 
 
 def _stratifies(estimator: Any, y: Any) -> bool:

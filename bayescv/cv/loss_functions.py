@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.utils.multiclass import type_of_target
 
@@ -388,6 +389,46 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     raise TypeError(f"loss must be a name, a Loss or a callable, not {type(loss).__name__}")
 
 
+def check_label_predictions(y_pred: Any, loss: Loss, estimator: Any) -> None:
+    """Refuse 0-1 losses of predictions that cannot be class labels (a regressor's).
+
+    :func:`check_target` lets integer targets through, which a regressor fits happily; its
+    predictions are then continuous, never equal a label, and every 0-1 loss would be 1.
+    scikit-learn's ``accuracy`` scorer refuses the same fold ("Classification metrics can't
+    handle a mix of ... and continuous targets"). A classifier predicts labels of its
+    training targets, which :func:`check_target` has found not continuous, so a non-integer
+    float prediction is never a label.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        The output of the estimator's ``predict`` on one test set.
+    loss : Loss
+        The resolved loss; only the built-in 0-1 loss is checked.
+    estimator : scikit-learn estimator
+        Named in the message.
+
+    Raises
+    ------
+    ValueError
+        When `loss` is the 0-1 loss and `y_pred` holds finite non-integer values.
+    """
+    if loss.func is not _zero_one:
+        return
+    pred = np.asarray(y_pred)
+    if pred.dtype.kind != "f":
+        return
+    fractional = np.isfinite(pred) & (pred != np.round(pred))
+    if fractional.any():
+        raise ValueError(
+            f"loss 'zero_one' compares predicted class labels with y, but "
+            f"{type(estimator).__name__}.predict returned {int(fractional.sum())} non-integer "
+            f"value(s), the first {float(pred[fractional][0]):.6g}: continuous predictions (a regressor's) "
+            "are not labels and every 0-1 loss would be 1; use a classifier, or loss='squared' "
+            "or 'absolute' with a regressor"
+        )
+
+
 def check_target(estimator: Any, y: Any, loss: Loss) -> None:
     """Refuse class-label work on a continuous target, before anything is fitted.
 
@@ -410,8 +451,10 @@ def check_target(estimator: Any, y: Any, loss: Loss) -> None:
     Raises
     ------
     ValueError
-        When `y` is continuous and `estimator` is a classifier or `loss` compares labels.
+        When `y` has a missing (NaN, None) or infinite target, or is continuous and
+        `estimator` is a classifier or `loss` compares labels.
     """
+    _check_finite_target(y)
     classifier = is_classifier(estimator)
     labels_loss = loss.needs_classes or loss == LOSSES["zero_one"]
     if not (classifier or labels_loss):
@@ -428,3 +471,25 @@ def check_target(estimator: Any, y: Any, loss: Loss) -> None:
         f"y is a continuous target (type_of_target: {kind!r}), not class labels, and {what}; "
         "use a regressor with loss 'squared' or 'absolute'"
     )
+
+
+def _check_finite_target(y: Any) -> None:
+    """Refuse missing or infinite targets by row, before any fit.
+
+    scikit-learn refuses them only at the first fit ("Input y contains NaN"), and for a
+    classifier :func:`~sklearn.utils.multiclass.type_of_target` first warns about casting
+    NaN to int.
+    """
+    values = np.asarray(y)
+    if values.dtype.kind == "O":
+        bad = np.asarray(pd.isna(values))
+    elif values.dtype.kind in "fc":
+        bad = ~np.isfinite(values)
+    else:
+        return
+    if bad.any():
+        rows = np.flatnonzero(bad.reshape(len(values), -1).any(axis=1))
+        raise ValueError(
+            f"y has {rows.size} point(s) with a missing (NaN, None) or infinite target, the "
+            f"first at row {int(rows[0])}: every point needs a target; drop those rows first"
+        )

@@ -82,8 +82,9 @@ def _scorer_range(metric: str) -> tuple[float, float]:
     """Return the values a scikit-learn scorer's output can take, ``(-inf, inf)`` if unknown.
 
     Scores in [0, 1] (accuracy, ROC AUC, F1, precision, recall, Jaccard and their averaged
-    variants), negated errors at most 0 (``neg_*``; the Brier score in [−1, 0]), and R²,
-    explained variance and D² at most 1.
+    variants), negated errors at most 0 (``neg_*``; the Brier score in [−2, 0]: scikit-learn's
+    multiclass Brier score sums over the classes, in [0, 2], and a fold score does not say
+    how many classes there were), and R², explained variance and D² at most 1.
 
     Parameters
     ----------
@@ -97,12 +98,12 @@ def _scorer_range(metric: str) -> tuple[float, float]:
     Examples
     --------
     >>> _scorer_range("accuracy"), _scorer_range("f1_macro"), _scorer_range("neg_brier_score")
-    ((0.0, 1.0), (0.0, 1.0), (-1.0, 0.0))
+    ((0.0, 1.0), (0.0, 1.0), (-2.0, 0.0))
     >>> _scorer_range("r2")
     (-inf, 1.0)
     """
     if metric == "neg_brier_score":
-        return (-1.0, 0.0)
+        return (-2.0, 0.0)
     if metric.startswith("neg_"):
         return (-np.inf, 0.0)
     if metric in ("r2", "explained_variance") or metric.startswith("d2_"):
@@ -110,6 +111,24 @@ def _scorer_range(metric: str) -> tuple[float, float]:
     if any(metric == name or metric.startswith(name + "_") for name in _UNIT_SCORERS):
         return (0.0, 1.0)
     return (-np.inf, np.inf)
+
+
+def _check_scorer_range(values: np.ndarray, metric: str, bounds: tuple[float, float]) -> None:
+    """Refuse scores outside their scikit-learn scorer's range (accuracy in percent, say).
+
+    Intervals are kept inside the range, so such scores would be cut to it silently. A
+    rounding error of 1e-9 is let through.
+    """
+    low, high = bounds
+    outside = (values < low - 1e-9) | (values > high + 1e-9)
+    if outside.any():
+        first = np.argwhere(outside)[0].tolist()
+        raise ValueError(
+            f"{int(outside.sum())} score(s) lie outside [{low}, {high}], the range of the "
+            f"scikit-learn scorer {metric!r}, the first {float(values[tuple(first)])!r} at "
+            f"(data set, learner, fold) {first}: for scores on another scale (percent, say) "
+            "pass score_range, or rescale them"
+        )
 
 
 def _given_range(score_range: Any, values: np.ndarray) -> tuple[float, float]:
@@ -176,7 +195,8 @@ def fold_table(
         below 1, `n_test` without `n_train` (or the reverse), an unknown direction (or a
         `greater_is_better` that is not a bool), or positive scores under the name of a
         scikit-learn ``neg_*`` scorer (whose values are <= 0), a `score_range` that is not
-        ``(low, high)`` with low < high, or scores outside it.
+        ``(low, high)`` with low < high, or scores outside it (without it, outside the
+        range of the scikit-learn scorer named by `metric`: accuracy in percent, say).
 
     Examples
     --------
@@ -237,6 +257,8 @@ def fold_table(
     low, high = _scorer_range(metric) if scorer else (-np.inf, np.inf)
     if score_range is not None:
         low, high = _given_range(score_range, values)
+    else:
+        _check_scorer_range(values, metric, (low, high))
     learners = _names(learners, n_learners, "learners", alphabetic=True)
     datasets = _names(datasets, n_data, "datasets", alphabetic=False)
     sizes = {}

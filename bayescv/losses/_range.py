@@ -17,11 +17,13 @@ import xarray as xr
 
 __all__ = ["check_range", "effective_range", "is_binary", "loss_range"]
 
-#: Ranges of the built-in losses by name (the multiclass Brier loss lies in [0, 2]: the CV
-#: runner records that range when there are more than two classes).
+#: Ranges of the built-in losses by name, for tables that declare none. The Brier loss lies
+#: in [0, 1] for two classes and in [0, 2] for more (a sum over the classes); the CV runner
+#: records the problem's, but a table that declares none does not say how many classes there
+#: were, so it takes the range that holds both.
 _BUILT_IN = {
     "zero_one": (0.0, 1.0),
-    "brier": (0.0, 1.0),
+    "brier": (0.0, 2.0),
     "squared": (0.0, np.inf),
     "absolute": (0.0, np.inf),
     "log_loss": (0.0, np.inf),
