@@ -26,7 +26,10 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     the middle would look the same (the rule of :func:`bayescv.plots.plot_block_losses`).
     A posterior check of a fit whose diagnostics failed (the rows of
     :func:`~bayescv.bayes.posterior_intervals` flagged ``not_converged``) says so in red on
-    the spread panel.
+    the spread panel. Where a predictive interval of the block means leaves the loss's range
+    (the Gaussian model gives blocks of squared errors near 0 intervals reaching below 0),
+    the region outside the range is shaded and its edge drawn, "edge of the loss range" in
+    the legend, as :func:`plot_targets` does: no block's mean loss can lie there.
 
     Parameters
     ----------
@@ -85,6 +88,7 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     loss_name = idata.sample_stats.attrs.get("loss_name", "unknown")
     named = "" if loss_name == "unknown" else f" ({loss_name})"
     ylabels = {"mean": f"mean loss{named}", "within_var": f"variance of the losses{named}"}
+    loss_range = [float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf))]
     for ax, stat in zip(axes[:2], ("mean", "within_var"), strict=True):
         if stat not in check["statistic"].values:
             # The binomial model: a 0-1 loss's variance p (1 − p) is fixed by its mean.
@@ -106,6 +110,8 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
             x, mid, yerr=err, fmt="o", color="0.6", label=f"{predictive} ({100 * level:g}%)"
         )
         ax.plot(x, sub["observed"].values, "x", color="C3", label="observed")
+        if stat == "mean":
+            _shade_outside_range(ax, sub["lower"].values, sub["upper"].values, loss_range)
         _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])
         ax.set_xlabel(f"{unit} (block)")
@@ -243,6 +249,18 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         ax.set_yticks([])
         _few_ticks(ax.xaxis)  # labels such as "0.00125" ran together on a 4-inch panel
     return axes
+
+
+def _shade_outside_range(ax: Any, lower: Any, upper: Any, loss_range: Any) -> None:
+    """Shade where the predictive intervals of the block means leave the loss's range."""
+    low, high = loss_range
+    label = "edge of the loss range"
+    for edge, end, out in ((low, np.min(lower), np.min(lower) < low),
+                           (high, np.max(upper), np.max(upper) > high)):  # fmt: skip
+        if out:
+            ax.axhspan(end, edge, color="C3", alpha=0.12)
+            ax.axhline(edge, color="C3", linewidth=1, label=label)
+            label = None  # one legend entry when both edges are crossed
 
 
 def _say_flagged(ax: Any, flag: str) -> None:

@@ -112,8 +112,9 @@ def correlated_ttest(
         Dim ``dataset``: ``mean`` (x̄, the posterior location of the difference of expected
         losses a − b), ``scale``, ``df``, ``lower``, ``upper``, ``p_better`` (a has the lower
         expected loss by more than `rope`), ``p_equivalent``, ``p_worse``, ``flag``
-        (``"zero_variance"`` when every fold difference is equal: the posterior is then a
-        point mass, as in baycomp, whose probabilities are 0 or 1; with ``rope=0`` a point
+        (``"zero_variance"`` when every fold difference is equal, up to the rounding of the
+        subtraction: the scale is then exactly 0 and the posterior a point mass, as in
+        baycomp, whose probabilities are 0 or 1; with ``rope=0`` a point
         mass at exactly 0 is split, 0.5 better and 0.5 worse; ``"truncated_to_range"`` when
         a bound was moved onto the range of the differences, :func:`difference_bounds`,
         the probabilities staying the untruncated posterior's). Attrs: ``a``, ``b``,
@@ -150,10 +151,17 @@ def correlated_ttest(
     if a == b:
         raise ValueError(f"compare two different learners, got {a!r} twice")
     loss = variables["loss"].values
-    x = (loss[:, names.index(a)] - loss[:, names.index(b)]).reshape(loss.shape[0], -1)
+    la, lb = (loss[:, names.index(u)].reshape(loss.shape[0], -1) for u in (a, b))
+    x = la - lb
     J = x.shape[1]
     mean = x.mean(axis=1)
-    var = x.var(axis=1, ddof=1)
+    # Centred on the first difference, equal differences give exactly 0 (x.var would centre
+    # on the rounded x̄ and give ~1e-35). Differences that differ only by the rounding of
+    # a − b (a few ulps of the losses: 0.1 − 0.12 and 0.2 − 0.22) are equal too, so the
+    # posterior is the point mass it should be rather than a t of scale ~1e-17.
+    var = (x - x[:, :1]).var(axis=1, ddof=1)
+    rounding = 4 * np.finfo(float).eps * np.maximum(np.abs(la), np.abs(lb)).max(axis=1)
+    var = np.where(np.ptp(x, axis=1) <= rounding, 0.0, var)
     scale = np.sqrt(var * (1.0 / J + nb_ratio(table)))
     df = np.full_like(mean, J - 1.0)
     better, equivalent, worse = t_posterior_probabilities(mean, scale, df, rope)

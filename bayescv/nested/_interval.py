@@ -221,7 +221,8 @@ def nested_cv(
     n_jobs : int, optional
         Repetitions run in parallel with joblib; the result is identical for any value.
     progress : bool, default False
-        Show a progress bar over repetitions.
+        Show a progress bar over repetitions: the `n_repeats` nested ones and the
+        `n_bias_repeats` extra plain-CV ones, both named in its label.
     batched : bool or None, default None
         Fit the repetitions' training sets together (:func:`bayescv.cv.losses_on_folds`,
         in blocks of 8 repetitions): None for plain ``LinearRegression`` and ``Ridge``
@@ -355,7 +356,8 @@ def nested_cv(
     ]
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     done: list = []
-    with progress_bar(total=len(seeds), desc="nested CV", unit="rep", disable=not progress) as bar:
+    label = f"nested CV, {n_reps} nested + {n_bias} plain-CV reps" if n_bias else "nested CV"
+    with progress_bar(total=len(seeds), desc=label, unit="rep", disable=not progress) as bar:
         for found in results:
             done += found
             bar.update(len(found))
