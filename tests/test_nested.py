@@ -501,7 +501,7 @@ def test_class_labels_on_a_continuous_target_are_refused_before_any_fit():
     # Integer-valued targets are class labels to scikit-learn (type_of_target 'multiclass'),
     # but a regressor's continuous predictions of them are not: every 0-1 loss would be 1.
     # Like scikit-learn's accuracy scorer, the first fold refuses them.
-    with pytest.raises(ValueError, match="non-integer value.*not labels"):
+    with pytest.raises(ValueError, match=r"non-integer value.*not labels"):
         nested_cv(Recorder(), X, np.round(y), n_splits=3, n_repeats=1, loss="zero_one")
 
 

@@ -10,6 +10,7 @@ run their fits through it. :func:`_route_params` splits ``params`` between the e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,13 @@ from sklearn.utils.validation import _num_samples
 from bayescv._extras import progress_bar
 from bayescv.cv._batched import batched_predictions, batching_reason
 from bayescv.cv._batched_models import parts
-from bayescv.cv.loss_functions import Loss, check_label_predictions
+from bayescv.cv._checks import _check_response, _warn_clipped
+from bayescv.cv.loss_functions import (
+    Loss,
+    _log_loss_clipped,
+    _sklearn_log_loss,
+    check_label_predictions,
+)
 
 __all__ = ["losses_on_folds"]
 
@@ -85,17 +92,6 @@ def _route_params(
     return dict(routed.estimator.fit), split, groups
 
 
-def _check_response(estimator: Any, loss: Loss) -> None:
-    """Refuse a loss whose prediction method the estimator lacks."""
-    if loss.response_method not in ("predict", "predict_proba"):
-        raise ValueError(f"unknown response method {loss.response_method!r}")
-    if not hasattr(estimator, loss.response_method):
-        raise ValueError(
-            f"loss {loss.name!r} needs {type(estimator).__name__}.{loss.response_method}, "
-            "which it lacks"
-        )
-
-
 def _fold_losses(
     estimator: Any,
     X: Any,
@@ -151,6 +147,8 @@ def _fold_losses(
         overflow float64 (naming it), or a NaN or infinite loss (naming its cause).
     """
     _check_response(estimator, loss)
+    clipping = loss.func is _sklearn_log_loss  # warns once, for all folds, below
+    loss = replace(loss, func=_log_loss_clipped) if clipping else loss
     params = dict(fit_params or {})
     batch: list = [None] * len(folds)
     engine, _ = fit_engine(estimator, loss, params, return_estimator, batched, X, y)
@@ -181,6 +179,8 @@ def _fold_losses(
     done = list(progress_bar(results, total=len(rest), desc="CV fits", unit="fit", disable=bar))
     for i, (values, model) in zip(rest, done, strict=True):
         losses[i], models[i] = values, model
+    if clipping:  # "neg_log_loss" clips as scikit-learn does, and says so
+        _warn_clipped(losses)
     return losses, models if return_estimator else None, engine
 
 
@@ -486,8 +486,8 @@ def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -
         cause = (
             "the model gave the true class probability 0, where the log loss is infinite "
             "(a class absent from a training fold, or a model such as a decision tree that "
-            "gives hard 0/1 probabilities); use loss='brier', or a clipped log loss of your own "
-            "with bayescv.make_loss(func, response_method='predict_proba')"
+            "gives hard 0/1 probabilities); use loss='neg_log_loss' for scikit-learn's log "
+            "loss, which clips the probabilities to [eps, 1 - eps] (and warns), or 'brier'"
         )
     else:
         cause = f"loss {loss.name!r} returned them for finite predictions (an overflow?)"

@@ -21,6 +21,7 @@ from sklearn.utils import _safe_indexing, indexable
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv._provenance import child_seeds, named_seed, resolve_seed, seed_unset
+from bayescv.cv._checks import clipped_count
 from bayescv.cv._fit import _check_features, _check_response, _fold_losses, _route_params
 from bayescv.cv._splits import (
     DEFAULT_N_SPLITS,
@@ -37,7 +38,13 @@ from bayescv.cv._splits import (
     _stratifies,
     balanced_group_folds,
 )
-from bayescv.cv.loss_functions import Loss, check_target, get_loss, loss_range_for
+from bayescv.cv.loss_functions import (
+    Loss,
+    check_target,
+    clips,
+    get_loss,
+    loss_range_for,
+)
 from bayescv.losses import from_arrays
 
 __all__ = ["bootstrap_cv_losses", "cross_val_losses"]
@@ -438,6 +445,8 @@ def _run(
             "seed": seed,
             "loss_range": list(loss_range_for(loss_fn, y)),
             "fit_engine": engine,
+            # "neg_log_loss" clips as scikit-learn does; the result says how often
+            **({"n_clipped": clipped_count(loss_arr)} if clips(loss_fn) else {}),
         },
     )
     if models is None:

@@ -3,8 +3,10 @@
 The built-in losses agree with scikit-learn's metrics: their mean over the test points is
 :func:`sklearn.metrics.zero_one_loss`, :func:`~sklearn.metrics.mean_squared_error`,
 :func:`~sklearn.metrics.mean_absolute_error`, :func:`~sklearn.metrics.log_loss` and
-:func:`~sklearn.metrics.brier_score_loss` (tested). Nothing is clipped: a log loss where the
-model gives the true class probability 0 is infinite, and the loss table refuses it.
+:func:`~sklearn.metrics.brier_score_loss` (tested). ``"log_loss"`` clips nothing: a true
+class probability of 0 gives an infinite loss, which the loss table refuses. The scorer name
+``"neg_log_loss"`` clips to [eps, 1 − eps] as :func:`sklearn.metrics.log_loss` does (a loss of
+−log(eps) ≈ 36.04, :data:`LOG_LOSS_CAP`); the runners warn and record ``n_clipped``.
 :func:`check_target` refuses class-label work (a classifier, or a loss that compares
 labels) on a continuous target before any fit.
 """
@@ -16,11 +18,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.utils.multiclass import type_of_target
 
+from bayescv.cv._checks import _EPS, LOG_LOSS_CAP, _check_finite_target, _warn_clipped
+
 __all__ = [
+    "LOG_LOSS_CAP",
     "LOSSES",
     "SCORER_LOSSES",
     "Loss",
@@ -198,21 +202,32 @@ def _true_class_columns(y_true: Any, classes: Any) -> tuple[np.ndarray, np.ndarr
     return pos, seen
 
 
-def _log_loss(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+def _p_true(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+    """Each point's probability of its true class; 0 for a class the model never saw."""
     proba = np.asarray(proba, dtype=float)
     pos, seen = _true_class_columns(y_true, classes)
-    p_true = np.where(seen, proba[np.arange(len(pos)), pos], 0.0)
+    return np.where(seen, proba[np.arange(len(pos)), pos], 0.0)
+
+
+def _log_loss(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
     with np.errstate(divide="ignore"):
-        return -np.log(p_true)
+        return -np.log(_p_true(y_true, proba, classes))
+
+
+def _log_loss_clipped(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+    # sklearn.metrics.log_loss: probabilities clipped to [eps, 1 - eps], eps of float64.
+    return -np.log(np.clip(_p_true(y_true, proba, classes), _EPS, 1.0 - _EPS))
+
+
+def _sklearn_log_loss(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
+    _warn_clipped([values := _log_loss_clipped(y_true, proba, classes)])  # clipped, says so
+    return values
 
 
 def _brier_binary(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
     # scikit-learn's binary Brier score (p_positive − y)² is (1 − p_true)²; a model that saw
     # one class only gives the other probability 0.
-    proba = np.asarray(proba, dtype=float)
-    pos, seen = _true_class_columns(y_true, classes)
-    p_true = np.where(seen, proba[np.arange(len(pos)), pos], 0.0)
-    return (1.0 - p_true) ** 2
+    return (1.0 - _p_true(y_true, proba, classes)) ** 2
 
 
 def _brier_multiclass(y_true: Any, proba: Any, classes: Any) -> np.ndarray:
@@ -243,6 +258,13 @@ LOSSES: dict[str, Loss] = {
     "log_loss": Loss("log_loss", _log_loss, "predict_proba", needs_classes=True, range=_POSITIVE),
     "brier": Loss("brier", _brier, "predict_proba", needs_classes=True, range=_UNIT),
 }
+#: The loss of the scorer ``"neg_log_loss"``: the log loss clipped as scikit-learn clips it.
+_SKLEARN_LOG_LOSS = replace(LOSSES["log_loss"], func=_sklearn_log_loss)
+
+
+def clips(loss: Loss) -> bool:
+    """Return whether `loss` is the clipped log loss of the scorer ``"neg_log_loss"``."""
+    return loss.func in (_sklearn_log_loss, _log_loss_clipped)
 
 
 def loss_range_for(loss: Loss, y: Any = None) -> tuple[float, float]:
@@ -312,7 +334,7 @@ def make_loss(
 #: scikit-learn scorer names that are means of a per-point loss, and that loss. A scorer
 #: returns greater-is-better values (accuracy, negated errors); the loss table holds the loss,
 #: lower is better: "accuracy" gives the 0-1 loss 1 − accuracy, "neg_mean_squared_error" the
-#: squared error.
+#: squared error, "neg_log_loss" the log loss clipped as scikit-learn clips it.
 SCORER_LOSSES = {
     "accuracy": "zero_one",
     "neg_mean_squared_error": "squared",
@@ -343,8 +365,10 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     loss : str, Loss, callable or None
         One of ``"zero_one"``, ``"squared"``, ``"absolute"``, ``"log_loss"``, ``"brier"``, or
         a scikit-learn scorer name that is a mean of one of them (:data:`SCORER_LOSSES`:
-        ``"accuracy"`` gives the 0-1 loss, ``"neg_mean_squared_error"`` the squared error; the
-        table holds the loss, lower is better); a :class:`Loss`; a callable ``loss(y_true, y_pred)`` (given ``predict`` output); or
+        ``"accuracy"`` gives the 0-1 loss, ``"neg_mean_squared_error"`` the squared error,
+        ``"neg_log_loss"`` the log loss with probabilities clipped to [eps, 1 − eps] as
+        scikit-learn's scorer clips them; the table holds the loss, lower is better); a
+        :class:`Loss`; a callable ``loss(y_true, y_pred)`` (given ``predict`` output); or
         None for ``"zero_one"`` with classifiers and ``"squared"`` otherwise.
     estimator : estimator, optional
         Used only to choose the default.
@@ -379,6 +403,8 @@ def get_loss(loss: str | Loss | Callable[[Any, Any], Any] | None, estimator: Any
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str):
+        if loss == "neg_log_loss":
+            return _SKLEARN_LOG_LOSS
         if loss in SCORER_LOSSES:
             return LOSSES[SCORER_LOSSES[loss]]
         if loss not in LOSSES:
@@ -471,25 +497,3 @@ def check_target(estimator: Any, y: Any, loss: Loss) -> None:
         f"y is a continuous target (type_of_target: {kind!r}), not class labels, and {what}; "
         "use a regressor with loss 'squared' or 'absolute'"
     )
-
-
-def _check_finite_target(y: Any) -> None:
-    """Refuse missing or infinite targets by row, before any fit.
-
-    scikit-learn refuses them only at the first fit ("Input y contains NaN"), and for a
-    classifier :func:`~sklearn.utils.multiclass.type_of_target` first warns about casting
-    NaN to int.
-    """
-    values = np.asarray(y)
-    if values.dtype.kind == "O":
-        bad = np.asarray(pd.isna(values))
-    elif values.dtype.kind in "fc":
-        bad = ~np.isfinite(values)
-    else:
-        return
-    if bad.any():
-        rows = np.flatnonzero(bad.reshape(len(values), -1).any(axis=1))
-        raise ValueError(
-            f"y has {rows.size} point(s) with a missing (NaN, None) or infinite target, the "
-            f"first at row {int(rows[0])}: every point needs a target; drop those rows first"
-        )

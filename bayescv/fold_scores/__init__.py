@@ -12,8 +12,9 @@ table as baycomp takes, a spreadsheet of scores. A fold-score table holds them:
 * ``n_test`` and ``n_train`` (dims ``dataset``, ``repetition``, ``fold``): the fold's test and
   training set sizes, NaN when unknown (then the Nadeau–Bengio ratio n_test/n_train is taken as
   1/(K − 1), equal folds, as baycomp does; ``attrs["sizes"]`` says ``"assumed equal"``);
-* attrs ``kind`` = ``"fold_scores"``, ``metric`` (the score's name), ``greater_is_better``
-  and ``sizes``.
+* attrs ``kind`` = ``"fold_scores"``, ``metric`` (the score's name), ``greater_is_better``,
+  ``sizes`` and ``scheme`` (``"random"`` K-fold, or ``"source"`` when the folds are held-out
+  sources, as :mod:`bayescv.losses` tables record it).
 
 The learners of one data set are assumed to share its splits (paired folds). Per-point loss
 tables reduce to a fold-score table with :func:`from_loss_tables`; the reverse is impossible,

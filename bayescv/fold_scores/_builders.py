@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ def from_cross_validate(
     runs: int | None = None,
     greater_is_better: bool = True,
     score_range: Sequence[float] | None = None,
+    scheme: str = "random",
 ) -> xr.Dataset:
     """Build a fold-score table from :func:`sklearn.model_selection.cross_validate` outputs.
 
@@ -41,13 +43,23 @@ def from_cross_validate(
         partition the data, every point tested R times), else 1. **Without**
         ``return_indices=True``, pass it for a repeated splitter (``RepeatedKFold``,
         ``RepeatedStratifiedKFold``): read as one run of R·K folds, the results would give
-        intervals far too narrow.
+        intervals far too narrow. Results without indices cannot say, so when their J folds
+        are more than 10 and could be R ≥ 2 runs of K ≥ 2 folds (J not prime; RepeatedKFold's
+        default gives 50) and `runs` is not given, a ``UserWarning`` says that they are read
+        as one run; ``runs=1`` says so and silences it. One run of 10 folds or fewer, the
+        usual ``cv=5`` or ``cv=10``, is read without a warning.
     greater_is_better : bool, default True
         scikit-learn's scorers all return greater-is-better values (errors come negated);
         pass False only for a custom scorer that does not.
     score_range : (float, float), optional
         The values a custom scorer can take (see :func:`fold_table`); a scikit-learn
         scorer's range is known.
+    scheme : {"random", "source"}, default "random"
+        ``"source"`` when the folds held out whole groups (``cv=LeaveOneGroupOut()`` or
+        ``GroupKFold`` with ``groups=``): the fold table records it (``attrs["scheme"]``), and
+        :func:`bayescv.compare_learners` then targets ``expected_cv`` and runs
+        ``correlated_t`` and ``nadeau_bengio``, built for random K-fold CV, only when named,
+        flagged ``random_kfold_only``.
 
     Returns
     -------
@@ -120,6 +132,16 @@ def from_cross_validate(
         if test_sets is None
         else _repeated_partitions(test_sets, refuse_interleaved=runs is None)
     )
+    n_folds = len(next(iter(scores.values())))
+    if runs is None and test_sets is None and scheme == "random" and _composite(n_folds):
+        warnings.warn(
+            f"the results have no indices (cross_validate(..., return_indices=True)), so "
+            f"their {n_folds} folds are read as one run of {n_folds}-fold CV; if they are R "
+            "runs of a repeated splitter (RepeatedKFold, RepeatedStratifiedKFold: R·K folds) "
+            "pass runs=R, as one run they give intervals far too narrow; runs=1 confirms one run",
+            UserWarning,
+            stacklevel=2,
+        )
     if runs is None:
         runs = inferred or 1
     elif inferred is not None and int(runs) != inferred:
@@ -131,7 +153,17 @@ def from_cross_validate(
     return fold_table(
         scores, runs=runs, n_test=n_test, n_train=n_train,
         greater_is_better=greater_is_better, metric=metric, score_range=score_range,
+        scheme=scheme,
     )  # fmt: skip
+
+
+def _composite(n: int) -> bool:
+    """Whether `n` folds, more than 10, could be R ≥ 2 runs of K ≥ 2 folds.
+
+    Up to 10 folds the usual single run (``cv=5``, ``cv=10``) is far likelier than a
+    repeated splitter's 2 x 5, and a warning on every plain run would teach users to ignore it.
+    """
+    return n > 10 and any(n % r == 0 for r in range(2, int(np.sqrt(n)) + 1))
 
 
 def _from_frame(name: Any, res: Any) -> Any:
@@ -366,7 +398,8 @@ def from_loss_tables(
     xarray.Dataset
         The fold-score table: each block's mean loss, its size as ``n_test`` and the rest of the
         run as ``n_train`` (the data seen in training, for CV that partitions the data); the
-        attribute ``loss_range`` is the tables' (:func:`bayescv.losses.effective_range`).
+        attribute ``loss_range`` is the tables' (:func:`bayescv.losses.effective_range`), and
+        ``scheme`` is ``"source"`` when a table's is.
 
     Raises
     ------
@@ -419,6 +452,7 @@ def from_loss_tables(
         np.stack(means), runs=sizes.shape[0], learners=learners,
         n_test=sizes.ravel(), n_train=(n_total - sizes).ravel(), greater_is_better=False,
         metric=tables[0].attrs.get("loss_name", "loss"),
+        scheme="source" if any(t.attrs.get("scheme") == "source" for t in tables) else "random",
     )  # fmt: skip
     # The values a fold mean can take, for intervals of one learner's expected loss: the
     # widest of the tables' ranges (0-1 tables that declare none: [0, 1]).

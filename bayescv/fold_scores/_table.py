@@ -149,6 +149,7 @@ def fold_table(
     greater_is_better: bool | None = None,
     metric: str | None = None,
     score_range: Sequence[float] | None = None,
+    scheme: str = "random",
 ) -> xr.Dataset:
     """Build a fold-score table from an array of per-fold scores or losses.
 
@@ -178,6 +179,11 @@ def fold_table(
         range bayescv does not know: a custom score in [0, 1], say. Intervals then stay
         inside it (:func:`bayescv.compare_several` truncates and flags a bound beyond it).
         Default: a scikit-learn scorer's range, else unbounded.
+    scheme : {"random", "source"}, default "random"
+        What the folds are, recorded as ``attrs["scheme"]``: random K-fold CV, or held-out
+        sources (leave-one-group-out, ``GroupKFold``). On ``"source"`` tables
+        :func:`bayescv.compare_learners` runs ``correlated_t`` and ``nadeau_bengio`` only
+        when named, flagged ``random_kfold_only``, with target ``expected_cv``.
 
     Returns
     -------
@@ -208,6 +214,8 @@ def fold_table(
         # bool("False") is True: a string would turn the scores around silently.
         raise ValueError(f"greater_is_better must be True or False, got {greater_is_better!r}")
     metric, greater = _direction(metric, greater_is_better)
+    if scheme not in ("random", "source"):
+        raise ValueError(f"scheme must be 'random' or 'source', got {scheme!r}")
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
     if (n_test is None) != (n_train is None):
@@ -298,6 +306,7 @@ def fold_table(
             "metric": metric,
             "greater_is_better": int(greater),
             "sizes": "known" if known else "assumed equal",
+            "scheme": scheme,
             # the losses' range: a scorer's, negated with its scores, or none
             "loss_range": [0.0 - high, 0.0 - low] if greater else [low, high],
         },

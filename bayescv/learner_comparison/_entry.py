@@ -369,9 +369,10 @@ def compare_learners(
         and the attr ``methods_left_out`` (as a study's ``"all"`` runs the methods available);
         named, they raise an ``ImportError`` naming the extra. For pointwise
         elpd tables paired by ``blocks="pairs"`` (no folds), ``naive_points`` alone; for
-        leave-one-source-out tables, without ``correlated_t`` and ``nadeau_bengio``, whose
-        fold correlation n_test/n_train is that of random K-fold CV (named, they run with the
-        flag ``"random_kfold_only"``, and the fold-level rows target ``expected_cv``).
+        leave-one-source-out tables (``attrs["scheme"] == "source"``, of loss tables or of a
+        fold table built with ``scheme="source"``), without ``correlated_t`` and
+        ``nadeau_bengio``, whose fold correlation n_test/n_train is that of random K-fold CV
+        (named, they run flagged ``"random_kfold_only"``; fold-level rows target ``expected_cv``).
     rope : float, default 0
         Half-width of the region of practical equivalence, in loss units (for scores: in
         score units, since a negated score is the loss).
@@ -430,8 +431,8 @@ def compare_learners(
         raise ValueError(f"a comparison needs at least two learners; the table has {names}")
     pairs = _pairs(pairs, names)
     pair_blocks = points is not None and any(has_pair_blocks(t) for t in points.values())
-    by_source = points is not None and any(
-        t.attrs.get("scheme") == "source" for t in points.values()
+    by_source = table.attrs.get("scheme") == "source" or (  # a fold table says it itself
+        points is not None and any(t.attrs.get("scheme") == "source" for t in points.values())
     )
     chosen = _methods(methods, points is not None, table.sizes["dataset"], pair_blocks, by_source)
     left_out = ""
