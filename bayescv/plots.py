@@ -36,6 +36,19 @@ def _shorten(label: str, limit: int = MAX_LABEL_CHARS) -> str:
 _LEGEND_RIGHT = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}
 
 
+def _legend_right(ax: Any, width: int = 18, **kwargs: Any) -> None:
+    """Legend right of the axes, its labels wrapped at `width` characters.
+
+    Right of the axes, not above: a title the user sets goes above. Wrapped, so that a long
+    learner name in a label does not squeeze the axes to a sliver.
+    """
+    import textwrap
+
+    handles, labels = ax.get_legend_handles_labels()
+    wrapped = [textwrap.fill(label, width) for label in labels]
+    ax.legend(handles, wrapped, fontsize="small", **_LEGEND_RIGHT, **kwargs)
+
+
 def _few_ticks(axis: Any, nbins: int = 5) -> None:
     """Put at most ``nbins + 1`` major ticks on `axis` (matplotlib's steps of 1, 2, 2.5, 5).
 
@@ -348,7 +361,7 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     # entry goes above, where it does not squeeze the axes to a sliver.
     title = f"{_dataset_note(result, r)}ROPE ±{rope:g}"
     if not point_mass:
-        ax.legend(fontsize="small", title=title, **_LEGEND_RIGHT)
+        _legend_right(ax, title=title)
     else:
         ax.legend(
             fontsize="small", title=title, loc="lower center", bbox_to_anchor=(0.5, 1.0),
@@ -397,7 +410,7 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     y = np.arange(len(names))
     if ax is None:
         _, (ax, ax2) = plt.subplots(
-            1, 2, figsize=(8, 0.5 * len(names) + 1.5), sharey=True, layout="constrained"
+            1, 2, figsize=(9, 0.5 * len(names) + 1.5), sharey=True, layout="constrained"
         )
     else:
         ax2 = None
@@ -413,7 +426,7 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
     # Right of the axes: inside, it would hide the bars of a learner; above, it would lie
     # under a title the user sets.
     note = _dataset_note(result, r).rstrip(": ")
-    ax.legend(fontsize="small", title=note or None, alignment="left", **_LEGEND_RIGHT)
+    _legend_right(ax, title=note or None, alignment="left")
     if ax2 is not None:
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)

@@ -228,7 +228,9 @@ def test_coverage_plot_marks_and_names_a_setting_without_coverage(study):
     ax = plot_coverage({10: s, 20: gap, 40: s}, target="err_xy")
     marks = [line for line in ax.lines if line.get_marker() == "x"]
     assert len(marks) == 1
-    np.testing.assert_array_equal(marks[0].get_xdata(), [20.0])
+    # at setting 20, shifted a little as every method is (methods of equal coverage side by
+    # side, tests/test_hunt_notebooks.py)
+    assert marks[0].get_xdata()[0] == pytest.approx(20.0, rel=0.05)
     colour = ax.containers[1].lines[0].get_color()  # theta_B, the second method
     assert marks[0].get_color() == colour
     notes = [t.get_text() for t in ax.texts]
@@ -270,7 +272,9 @@ def test_decomposition_plot_shows_a_term_of_zero():
     ax = plot_decomposition({10: dec, 20: zero})
     marks = [line for line in ax.lines if line.get_marker() == "v"]
     assert len(marks) == 1
-    np.testing.assert_array_equal(marks[0].get_xdata(), [20.0])
+    # at setting 20, shifted a little as every method is (methods of equal coverage side by
+    # side, tests/test_hunt_notebooks.py)
+    assert marks[0].get_xdata()[0] == pytest.approx(20.0, rel=0.05)
     gamma = next(line for line in ax.lines if line.get_label() == "γ term")
     assert marks[0].get_color() == gamma.get_color()
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
