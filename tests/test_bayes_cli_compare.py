@@ -114,13 +114,21 @@ def test_cli_loss_range_keeps_the_intervals_inside_it(csv_path, capsys):
     argv = ["bayes", str(path), "--scheme", "source", "--draws", "300"]
     argv += ["--tune", "300", "--chains", "2", "--sampler", "pymc", "--format", "json"]
     runs = {}
+    # the normal population named: with the range [0, inf) declared, "auto" would take the
+    # lognormal one, whose new_source is positive by construction (checked below)
     for extra in ([], ["--loss-range", "0,inf"]):
-        assert main([*argv, *extra]) == 0
+        assert main([*argv, *extra, "--population", "normal"]) == 0
         runs[bool(extra)] = json.loads(capsys.readouterr().out)["intervals"]
     assert runs[False]["bayes_new_source"]["lower"] < 0
     assert runs[True]["bayes_new_source"]["lower"] == 0.0
     assert "truncated_to_range" in runs[True]["bayes_new_source"]["flag"]
     assert runs[True]["bayes_ose"]["upper"] == pytest.approx(runs[False]["bayes_ose"]["upper"])
+    # the default population for losses in [0, inf): lognormal, every bound above 0, unflagged
+    assert main([*argv, "--loss-range", "0,inf"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["diagnostics"]["population"] == "lognormal"
+    assert out["intervals"]["bayes_new_source"]["lower"] > 0
+    assert "truncated_to_range" not in out["intervals"]["bayes_new_source"]["flag"]
 
 
 def test_cli_missing_file(tmp_path, capsys):

@@ -169,10 +169,15 @@ def test_bayes_prose_numbers_come_from_the_example(bayes_page):
     # expected_cv is centred on μ̂ up to Monte Carlo error (posterior sd over sqrt(ESS))
     row = ci.sel(method_name="bayes_expected_cv")
     assert abs(float(row["estimate"]) - mu_hat) < 0.1 * float(row["se"])
-    # ose and new_source lie lower; the school means and their squared standard errors
-    # correlate (0.74), which is why μ₀'s precision weights pull it down
-    for name in ("bayes_ose", "bayes_new_source"):
-        assert float(ci["estimate"].sel(method_name=name)) < float(row["estimate"])
+    # ose (lognormal population, the default for squared errors) sits near the plain average
+    # of the school means; the school means and their squared standard errors correlate
+    # (0.74), which is why a normal population's μ₀ (precision weights) would sit lower
+    ose = ci.sel(method_name="bayes_ose")
+    plain = float(cvs["loss"].groupby("block").mean().mean())
+    assert "the plain average of the 79 school means, 4,966" in text
+    assert f"{plain:,.0f}" == "4,966"
+    assert abs(float(ose["estimate"]) - plain) < float(ose["se"])
+    assert namespace["idata"].sample_stats.attrs["population"] == "lognormal"
     stats = bayescv.block_moments(cvs)
     n = stats["n"].values
     means, squared_se = stats["S"].values / n, stats["W"].values / (n - 1) / n
@@ -187,6 +192,31 @@ def test_bayes_prose_numbers_come_from_the_example(bayes_page):
     check = namespace["check"]
     assert set(check["statistic"].values) == {"mean", "within_var", "spread"}
     assert ((check["p_value"] >= 0) & (check["p_value"] <= 1)).all()
+
+
+def test_bayes_normal_population_numbers_come_from_the_same_fit(bayes_page):
+    # "With population="normal" the same fit gives ose 4575 [4155, 4991] and new_source
+    # 4537 [1701, 7571]": the normal population's μ₀ leans to the low-error schools.
+    from bayescv.bayes import fit, posterior_intervals
+
+    namespace, _ = bayes_page
+    idata = fit(namespace["cvs"], bootstrap=namespace["boot"], random_state=0, population="normal")
+    ci = posterior_intervals(idata, level=0.95)
+    text = " ".join(BAYES.read_text(encoding="utf-8").split())
+    quoted = re.search(
+        r"`ose` (\d+) \[(\d+), (\d+)\] and `new_source` (\d+) \[(\d+), (\d+)\]", text
+    )
+    values = [float(v) for v in quoted.groups()]
+    for name, (estimate, lower, upper) in zip(
+        ("bayes_ose", "bayes_new_source"), (values[:3], values[3:]), strict=True
+    ):
+        row = ci.sel(method_name=name)
+        got = [float(row[v]) for v in ("estimate", "lower", "upper")]
+        assert got == pytest.approx([estimate, lower, upper], abs=0.05 * (upper - lower)), name
+    # more than a posterior sd below the plain average of the school means
+    plain = float(namespace["cvs"]["loss"].groupby("block").mean().mean())
+    normal_ose = ci.sel(method_name="bayes_ose")
+    assert float(normal_ose["estimate"]) < plain - float(normal_ose["se"])
 
 
 def test_bayes_one_table_fit_warns_as_the_page_says(bayes_page):

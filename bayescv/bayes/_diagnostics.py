@@ -17,14 +17,14 @@ __all__ = [
     "ess_problem",
 ]
 
-#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets
-#: (``ose`` is ``mu0`` itself, so it is checked through it). The per-block means ``mu`` are
+#: Variables whose r̂ and ESS are checked: the sampled parameters and the targets, and under
+#: a lognormal population of sources its second fit's ``log_mu0`` and ``log_tau``. The per-block means ``mu`` are
 #: left out: they are exact conditional draws given (ν, s, ρ), made with numpy, so their
 #: mixing is that of the checked parameters, and ArviZ's per-element r̂ and ESS would cost
 #: a third more at large K; ``expected_cv``, their weighted mean, is checked.
 _CHECKED = (
     "mu0", "alpha", "tau", "nu", "gamma_sd", "rho", "theta", "expected_cv", "ose",
-    "new_source",
+    "new_source", "log_mu0", "log_tau",
 )  # fmt: skip
 
 

@@ -4,9 +4,9 @@
 (``sampler="auto"``), or with the sampler named, then adds with numpy the quantities that need
 no gradient: θ_CVS (Geras & Sutton 2013, eq. 7; for unequal block sizes the variance
 w ᵀ Σ w of the pooled mean, w_k = n_k / N), the per-source error means, ``expected_cv``
-(E[μ̂] with the sources fixed), ``ose`` (the out-of-source error, the population mean μ₀ of
-the source errors; Geras & Sutton 2013, eq. 3) and ``new_source`` (the error level of one
-new source, μ₀ + τ z); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
+(E[μ̂] with the sources fixed), ``ose`` (the out-of-source error, the population mean of
+the source errors, μ₀ or exp(α + τ²/2); Geras & Sutton 2013, eq. 3) and ``new_source`` (the
+error level of one new source); the log-likelihood, prior, prior-predictive and posterior-predictive groups are
 filled the same way (:mod:`bayescv.bayes._posterior`), so a later fit never recompiles.
 Convergence (r̂, bulk and tail ESS, divergences) is checked after every fit, stored in
 ``idata.sample_stats.attrs`` and reported with a :class:`SamplingWarning` when it fails.
@@ -26,6 +26,7 @@ from bayescv._bounds import truncate_to_range
 from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._diagnostics import SamplingWarning, convergence_advice, diagnose
+from bayescv.bayes._lognormal import check_population, fit_population, resolve_population
 from bayescv.bayes._posterior import inference_data
 from bayescv.bayes._samplers import SAMPLE, check_n_jobs, resolve_sampler
 from bayescv.bayes._stats import collapse
@@ -68,6 +69,7 @@ def fit(
     model: CompiledModel | None = None,
     progress: bool = False,
     likelihood: str = "auto",
+    population: str = "auto",
 ) -> Any:
     """Fit the hierarchical model of CV errors to a loss table.
 
@@ -139,6 +141,12 @@ def fit(
         0 or 1, and the Gaussian one otherwise (for independent replicates even of 0-1
         losses).
         The choice is recorded in ``idata.sample_stats.attrs["likelihood"]``.
+    population : {"auto", "normal", "lognormal"}, default "auto"
+        Population of source error levels behind ``ose`` and ``new_source`` (Gaussian
+        likelihood, CVS): μ_k ~ N(μ₀, τ²), or log μ_k ~ N(α, τ²) fitted to the log block
+        means by a second run of the sampler (:mod:`bayescv.bayes._lognormal`; α, τ kept as
+        ``log_mu0``, ``log_tau``), for losses whose spread grows with their level. ``"auto"``:
+        lognormal for losses in [0, ∞) (squared, absolute, log loss), else normal.
 
     Returns
     -------
@@ -185,6 +193,7 @@ def fit(
     (a fixed number): its posterior variance, about (τ² + Σ_kk) / K for K sources, carries
     the between-source heterogeneity τ² / K that θ leaves out. ``new_source`` = μ₀ + τ z,
     z ~ N(0, 1), is the (predictive) error level of one new source: it carries τ² itself.
+    Under the lognormal population (log μ_k ~ N(α, τ²)): exp(α + τ²/2) and exp(α + τ z).
 
     Examples
     --------
@@ -240,6 +249,7 @@ def fit(
     if likelihood not in _LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
     likelihood = _choose_likelihood(losses, likelihood)
+    check_population(population, likelihood, scheme or losses.attrs.get("scheme"))
     if target_accept is None:
         # The binomial model samples its block logits non-centred; near small scales a few
         # draws diverge at 0.8, and at 0.95 still on tables with almost no errors (a perfect
@@ -258,6 +268,7 @@ def fit(
             target_accept, n_jobs, prior_draws, rhat_max, ess_min, progress, started,
         )  # fmt: skip
     stats = collapse(losses, bootstrap, scheme=scheme)
+    population = resolve_population(population, losses, stats)
     priors = priors or Priors()
     data = model_data(stats, priors)
     if model is not None and model.scheme != stats.scheme:
@@ -272,7 +283,7 @@ def fit(
         compiled = model
         compiled.set_data(data)
     seed = resolve_seed(random_state)
-    sampler_seed, numpy_seed = child_seeds(seed, 2)
+    sampler_seed, numpy_seed, population_seed = child_seeds(seed, 3)
     start = time.perf_counter()
     values, sample_stats, compile_s = SAMPLE[sampler](
         compiled,
@@ -289,11 +300,16 @@ def fit(
     sampling_s = time.perf_counter() - start
     rng = np.random.default_rng(numpy_seed)
     idata = inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
+    if population == "lognormal":
+        settings = {"draws": draws, "tune": tune, "chains": chains, "n_jobs": n_jobs,
+                    "target_accept": target_accept, "progress": progress}  # fmt: skip
+        fit_population(idata, stats, priors, sampler, settings, population_seed, rng, prior_draws)
+        sampling_s = time.perf_counter() - start
     run = {
         "sampler": sampler, "sampler_requested": requested, "likelihood": "gaussian",
         "seed": seed, "scheme": stats.scheme, "replicate_kind": stats.kind,
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
-        "target_accept": float(target_accept),
+        "target_accept": float(target_accept), "population": population,
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses)
 
@@ -369,7 +385,7 @@ def _fit_binomial(
         "seed": seed, "scheme": stats.scheme,
         "replicate_kind": replicate_kind(stats),
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
-        "target_accept": float(target_accept),
+        "target_accept": float(target_accept), "population": "logit-normal",
     }  # fmt: skip
     return _finish(idata, run, started, rhat_max, ess_min, losses, depth=1)
 
@@ -394,13 +410,16 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
 
         * ``bayes_expected_cv`` (target ``expected_cv``): Σ_k (n_k / N) μ_k, the mean error
           of the sources at hand, n-weighted: E[μ̂] of the pooled CV estimate, sources fixed;
-        * CVS model only, ``bayes_ose`` (target ``ose``): μ₀, the out-of-source error of
+        * CVS model only, ``bayes_ose`` (target ``ose``): μ₀ (a lognormal population:
+          exp(α + τ²/2)), the out-of-source error of
           Geras & Sutton (2013, eq. 3), the mean error over the population of sources; its spread carries
           τ² / K besides the sampling error of the block means;
-        * CVS model only, ``bayes_new_source`` (target ``new_source``): μ₀ + τ z, the error
+        * CVS model only, ``bayes_new_source`` (target ``new_source``): μ₀ + τ z (or
+          exp(α + τ z)), the error
           level of one new source, a posterior predictive that carries τ² itself.
 
-        ``estimate`` is the posterior mean, ``se`` the posterior standard deviation;
+        ``estimate`` is the posterior mean (the median for a lognormal population's ``ose``
+        and ``new_source``, whose mean can be swamped by large τ), ``se`` the posterior sd;
         ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
         ``"not_converged"`` when the fit's diagnostics failed, ``"truncated_to_range"`` when
         a bound was moved onto the losses' range (the Gaussian model's posterior can reach
@@ -439,9 +458,11 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         require_extra(["arviz"], "bayes", what="bayescv.bayes.posterior_intervals")
     targets = [t for t in _TARGETS if t in idata.posterior.data_vars]
     est, lo, hi, se = [], [], [], []
+    lognormal = idata.sample_stats.attrs.get("population") == "lognormal"
     for target in targets:
         draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()
-        est.append(draws.mean())
+        # exp(α + τ²/2) has a right tail in τ² that can leave its posterior without a mean
+        est.append(np.median(draws) if lognormal and target != "expected_cv" else draws.mean())
         se.append(draws.std(ddof=1))
         if kind == "eti":
             a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])

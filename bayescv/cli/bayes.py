@@ -31,6 +31,7 @@ __all__ = ["register"]
 
 _SUMMARY_VARS = [
     "expected_cv", "ose", "new_source", "theta", "mu0", "mu", "alpha", "tau", "rho",
+    "log_mu0", "log_tau",
 ]  # fmt: skip
 
 
@@ -72,6 +73,17 @@ def register(subparsers: Any) -> None:
         help=(
             "binomial: error counts of 0-1 losses (bounds inside [0, 1]); gaussian: any "
             "loss; default auto, binomial when every loss is 0 or 1"
+        ),
+    )
+    p.add_argument(
+        "--population",
+        choices=["auto", "normal", "lognormal"],
+        default="auto",
+        help=(
+            "population of the source error levels behind ose and new_source (Gaussian "
+            "likelihood, CVS): lognormal for losses whose spread grows with their level, "
+            "such as squared errors; default auto, lognormal when the losses' range is "
+            "[0, inf) (a table that names its loss, or --loss-range 0,inf), else normal"
         ),
     )
     p.add_argument(
@@ -170,6 +182,7 @@ def _run(args: argparse.Namespace) -> int:
                 bootstrap=bootstrap,
                 scheme=args.scheme,
                 likelihood=args.likelihood,
+                population=args.population,
                 draws=args.draws,
                 tune=args.tune,
                 chains=args.chains,
@@ -259,7 +272,7 @@ def _finite_or_null(value: Any) -> Any:
 def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
     keys = (
         "rhat_max", "ess_bulk_min", "ess_tail_min", "divergences", "problems", "sampler",
-        "likelihood", "target_accept",
+        "likelihood", "population", "target_accept",
     )  # fmt: skip
     return {
         "n_points": int(table.sizes["obs"]),
@@ -281,12 +294,18 @@ def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
     }
 
 
+def _population(diag) -> str:
+    """`` (lognormal population of sources)`` when asked for; nothing for the default."""
+    population = diag.get("population", "normal")
+    return "" if population == "normal" else f" ({population} population of sources)"
+
+
 def _print_table(table, summary, intervals, diag) -> None:
     import pandas as pd
 
     print(
         f"{table.sizes['obs']} losses, scheme {table.attrs['scheme']!r}; "
-        f"{diag['likelihood']} likelihood; sampler {diag['sampler']}, "
+        f"{diag['likelihood']} likelihood{_population(diag)}; sampler {diag['sampler']}, "
         f"{diag['sampling_seconds']:.1f} s sampling"
     )
     status = diag["problems"] or "ok"

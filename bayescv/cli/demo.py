@@ -186,7 +186,8 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     return "\n".join(
         [
             "\nThe hierarchical Bayesian model (CVS; 20 bootstrap-replicated CV runs inform the "
-            "covariance of the school means): 95% posterior intervals",
+            f"covariance of the school means; a {diag['population']} population of schools): "
+            "95% posterior intervals",
             table.to_string(float_format=lambda v: f"{v:,.1f}"),
             f"sampler {diag['sampler']}: r-hat max {diag['rhat_max']:.3f}, bulk ESS min "
             f"{diag['ess_bulk_min']:.0f}, {diag['divergences']} divergences "

@@ -1,0 +1,190 @@
+"""The error on new sources: ``bayes_ose`` under a normal and a lognormal population.
+
+Run from the repository root (about 10 minutes per K and population on 2 cores)::
+
+    python benchmarks/ose_population.py --k 10,20 --replicates 200 --n-jobs 2 --store /tmp/ose
+    python benchmarks/ose_population.py --scenario linear --k 10 --replicates 200 --n-jobs 2
+
+Scenarios, sources redrawn in every data set (Geras & Sutton 2013, §6.1), squared error,
+leave one source out:
+
+* ``star`` (default): :meth:`bayescv.compare.ResampledSources.star`: every data set draws K
+  of the 79 Tennessee STAR schools without replacement and resamples each school's pupils
+  with replacement; the schools left out are the new sources; ridge regression.
+* ``linear``: :class:`bayescv.compare.MultiSourceLinear` with K new sources of 50 points
+  (its defaults: coefficients spread by 0.5, intercepts by 0.5, Gaussian noise of sd 1),
+  least squares.
+* ``student-t``: the same with sources of 20, 30, ... points and Student-t noise of 3
+  degrees of freedom (the catalogue's ``multi-source-student-t``): heavy-tailed squared
+  errors.
+
+Methods:
+``bayes_hier`` (B = 50 bootstrap replicates, sampler ``auto``), once with
+``population="normal"`` (μ_k ~ N(μ₀, τ²)) and once with ``population="lognormal"``
+(log μ_k ~ N(α, τ²), what ``"auto"``, the default, takes for squared errors), on the same
+data sets (the same study seed); ``naive_points`` beside them. Target ``ose``: the mean over
+data sets of ``ose_cv``, the fold models' error on the sources left out, each source weighted
+equally (the fold models are the K models trained on K − 1 sources, as ``ose`` is defined in
+docs/bayes.md).
+
+Reported per K and method: coverage of ``ose`` with its Monte Carlo error, the share of
+intervals lying wholly below and wholly above the truth, the centre offset (mean over data
+sets of (posterior mean − truth) / posterior sd, with its standard error), the mean width and
+the fits flagged ``not_converged``. The ``expected_cv`` rows of the two populations are the
+same fits and must agree to the digit (the script checks it).
+
+Output: ``benchmarks/results/ose_population_{scenario}.{md,json}`` (``--name``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import load_average, machine_info, write_results  # house helpers
+
+from bayescv.compare import MultiSourceLinear, ResampledSources, run_study
+
+METHODS = ["bayes_hier", "theta_B", "naive_points"]
+SCENARIO_TEXT = {
+    "star": '`ResampledSources.star(design="sources_redrawn", n_sources=K)`: K of the 79 '
+    "STAR schools per data set, pupils resampled within schools, ridge regression.",
+    "linear": '`MultiSourceLinear(K, 50, design="sources_redrawn")`: K new sources of 50 '
+    "points per data set (coefficients and intercepts spread by 0.5, noise sd 1), least "
+    "squares.",
+    "student-t": '`MultiSourceLinear(K, [20, 30, ...], noise_df=3, design="sources_redrawn")`: '
+    "K new sources of 20, 30, ... points per data set, Student-t noise with 3 degrees of "
+    "freedom scaled to sd 1 (squared errors of infinite variance), least squares.",
+}
+ROWS = ("bayes_ose", "bayes_new_source", "naive_points")
+PACKAGES = ("numpy", "scikit-learn", "pymc", "nutpie", "arviz", "bayescv")
+
+
+def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
+    """One study of sources redrawn, ``bayes_hier`` with the population named."""
+    # named explicitly: the default, population="auto", takes the lognormal one for squared errors
+    options = {"bayes_hier": {"population": population}}
+    store = None
+    if args.store is not None:
+        args.store.mkdir(parents=True, exist_ok=True)
+        store = args.store / f"{args.scenario}_k{k}_{population}.nc"
+    if args.scenario == "star":
+        scenario = ResampledSources.star(design="sources_redrawn", n_sources=k)
+    elif args.scenario == "linear":
+        scenario = MultiSourceLinear(k, 50, design="sources_redrawn")
+    else:  # the heavy-tail family of the catalogue, "multi-source-student-t", sources redrawn
+        sizes = list(range(20, 20 + 10 * k, 10))
+        scenario = MultiSourceLinear(k, sizes, noise_df=3.0, design="sources_redrawn")
+    return run_study(
+        scenario, methods=METHODS, n_replicates=args.replicates, random_state=args.seed,
+        n_jobs=args.n_jobs, store=store, method_options=options or None,
+        progress=not args.no_progress,
+    )  # fmt: skip
+
+
+def rows(st: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """Coverage, one-sided misses, centre offset and width of each row against ``ose``."""
+    truth = float(np.nanmean(st["truth"].sel(target="ose_cv").values))
+    out = {}
+    r = st.sizes["replicate"]
+    for name in ROWS:
+        sel = {"method_name": name}
+        est, lo, hi, se = (st[v].sel(sel).values for v in ("estimate", "lower", "upper", "se"))
+        cover = float(np.mean((lo <= truth) & (truth <= hi)))
+        offset = (est - truth) / se
+        flags = st["flag"].sel(sel).values.astype(str)
+        out[name] = {
+            "coverage": cover,
+            "coverage_se": float(np.sqrt(cover * (1 - cover) / r)),
+            "below": float(np.mean(hi < truth)),
+            "above": float(np.mean(lo > truth)),
+            "offset": float(offset.mean()),
+            "offset_se": float(offset.std(ddof=1) / np.sqrt(r)),
+            "width": float(np.mean(hi - lo)),
+            "not_converged": int(sum("not_converged" in f for f in flags)),
+        }
+    return {"truth_ose": truth, "replicates": r, "rows": out}
+
+
+def markdown(res: dict[str, Any]) -> str:
+    lines = [
+        f"# {res['name']}: the error on new sources under a normal and a lognormal population",
+        "",
+        f"Run on {res['started']} with `{res['command']}`: wall time "
+        f"{res['total_runtime_s']:.0f} s ({res['total_runtime_s'] / 60:.1f} min); load average "
+        f"{res['load_before']:.2f} before, {res['load_after']:.2f} after; "
+        + ", ".join(f"{k} {v}" for k, v in res["machine"].items()),
+        "",
+        SCENARIO_TEXT[res["scenario"]]
+        + " Squared error, leave one source out; `bayes_hier` with B = 50 bootstrap "
+        "replicates and the population named, on the same data sets under both populations. "
+        "Truth `ose`: the mean over data sets of `ose_cv` (the K fold models' error on the "
+        "sources left out, sources weighted equally). 95 % intervals.",
+        "",
+        "| K | population | row | coverage of ose % | interval below / above truth % "
+        "| centre offset (posterior sd) | mean width | not converged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for cell in res["cells"]:
+        for name, r in cell["rows"].items():
+            lines.append(
+                f"| {cell['k']} | {cell['population']} | {name} | "
+                f"{100 * r['coverage']:.1f} ± {100 * r['coverage_se']:.1f} | "
+                f"{100 * r['below']:.1f} / {100 * r['above']:.1f} | "
+                f"{r['offset']:+.2f} ± {r['offset_se']:.2f} | {r['width']:.4g} | "
+                f"{r['not_converged']} |"
+            )
+    lines += ["", "Truth `ose` per K: " + "; ".join(
+        f"K = {c['k']}: {c['truth_ose']:.4g} ({c['replicates']} data sets)"
+        for c in res["cells"] if c["population"] == "normal"
+    ) + ".", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--k", default="10,20", help="schools per data set, comma-separated")
+    parser.add_argument("--replicates", type=int, default=200)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--store", type=Path, help="directory for the studies (resumable)")
+    parser.add_argument("--scenario", choices=sorted(SCENARIO_TEXT), default="star")
+    parser.add_argument("--name", help="default ose_population_{scenario}")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    args.name = args.name or f"ose_population_{args.scenario}"
+    started = time.perf_counter()
+    res: dict[str, Any] = {
+        "name": args.name,
+        "scenario": args.scenario,
+        "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": "python benchmarks/ose_population.py " + " ".join(argv or sys.argv[1:]),
+        "load_before": load_average(),
+        "machine": machine_info(PACKAGES),
+        "cells": [],
+    }
+    for k in (int(v) for v in args.k.split(",")):
+        by_population = {}
+        for population in ("normal", "lognormal"):
+            st = study(k, population, args)
+            by_population[population] = st
+            res["cells"].append({"k": k, "population": population, **rows(st)})
+        same = [
+            by_population[p]["estimate"].sel(method_name="bayes_expected_cv").values
+            for p in ("normal", "lognormal")
+        ]
+        if not np.array_equal(*same):
+            raise RuntimeError(f"K = {k}: the expected_cv rows of the two populations differ")
+    write_results(args.name, res, markdown, started)
+
+
+if __name__ == "__main__":
+    main()

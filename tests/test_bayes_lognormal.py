@@ -1,0 +1,165 @@
+"""The lognormal population of sources (``fit(..., population="lognormal")``).
+
+References: the delta method, log ē ≈ log μ + (ē − μ)/μ with Var ≈ Var(ē)/μ² and
+E[log ē] ≈ log μ − Var(ē)/(2μ²); the mean of a lognormal variable, E[exp(λ)] =
+exp(α + τ²/2) for λ ~ N(α, τ²).
+"""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from bayescv.bayes import fit, posterior_intervals
+from bayescv.bayes._lognormal import log_scale, population_targets, resolve_population
+from bayescv.bayes._stats import collapse
+from bayescv.cli import main
+from bayescv.losses import from_arrays, to_csv
+
+
+def squared_error_table(k=8, n=60, seed=0, scale=None):
+    """Squared Gaussian residuals: source k's losses are σ_k² χ²₁, so Var = 2 × mean²."""
+    rng = np.random.default_rng(seed)
+    sigma2 = np.exp(rng.normal(0.0, 0.5, k)) if scale is None else np.asarray(scale)
+    block = np.repeat(np.arange(k), n)
+    loss = sigma2[block] * rng.standard_normal(k * n) ** 2
+    return from_arrays(loss, block, source=block, scheme="source", loss_name="squared")
+
+
+def test_log_scale_is_the_delta_method_on_every_statistic():
+    table = squared_error_table()
+    stats = collapse(table)
+    log = log_scale(stats)
+    n, ybar, w = stats.n, stats.ybar, stats.W
+    nu_rel = w / (n - 1) / ybar**2
+    np.testing.assert_allclose(log.ybar, np.log(ybar) + nu_rel / (2 * n), rtol=1e-12)
+    np.testing.assert_allclose(log.W, w / ybar**2, rtol=1e-12)
+    np.testing.assert_array_equal(log.dof, stats.dof)
+    np.testing.assert_array_equal(log.n, stats.n)
+
+
+def test_log_scale_scales_the_bootstrap_scatter_and_ties_by_the_block_means():
+    table = squared_error_table(k=4, n=30)
+    rng = np.random.default_rng(1)
+    boot_loss = np.stack([table["loss"].values * rng.uniform(0.8, 1.2) for _ in range(5)])
+    boot = from_arrays(
+        boot_loss, np.tile(table["block"].values, (5, 1)), scheme="source",
+        replicate_kind="bootstrap", loss_name="squared",
+    )  # fmt: skip
+    stats = collapse(table, boot)
+    log = log_scale(stats)
+    d = 1.0 / stats.ybar
+    np.testing.assert_allclose(log.scatter, stats.scatter * np.outer(d, d), rtol=1e-12)
+    np.testing.assert_allclose(log.scatter_extra, stats.scatter_extra * d**2, rtol=1e-12)
+    assert log.scatter_df == stats.scatter_df
+
+
+def test_log_scale_statistics_do_not_move_with_a_sources_level():
+    """Multiplying a source's losses by c shifts its log mean by log c and nothing else:
+    on the log scale a block's weight no longer depends on its level."""
+    table = squared_error_table()
+    factor = np.linspace(0.5, 8.0, 8)
+    scaled = table.copy()
+    scaled["loss"] = table["loss"] * factor[table["block"].values]
+    a, b = log_scale(collapse(table)), log_scale(collapse(scaled))
+    np.testing.assert_allclose(b.ybar - a.ybar, np.log(factor), rtol=1e-10)
+    np.testing.assert_allclose(b.W, a.W, rtol=1e-10)
+    # on the raw scale the within-block variances grow with the square of the level
+    np.testing.assert_allclose(collapse(scaled).W / collapse(table).W, factor**2, rtol=1e-10)
+
+
+def test_population_targets_are_the_lognormal_mean_and_a_predictive_draw():
+    alpha, tau = np.array([0.3, -1.0]), np.array([0.5, 0.0])
+    out = population_targets(alpha, tau, np.random.default_rng(0))
+    np.testing.assert_allclose(out["ose"], np.exp(alpha + tau**2 / 2), rtol=1e-12)
+    assert out["new_source"][1] == pytest.approx(np.exp(-1.0))  # τ = 0: the level itself
+
+
+@pytest.fixture(scope="module")
+def fits():
+    table = squared_error_table(k=20, n=80, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a SamplingWarning would not change the identities
+        normal = fit(table, random_state=5, draws=500, tune=500, population="normal")
+        # the default ("auto") takes the lognormal population for squared errors
+        lognormal = fit(table, random_state=5, draws=500, tune=500)
+    return table, normal, lognormal
+
+
+def test_lognormal_fit_replaces_only_ose_and_new_source(fits):
+    _, normal, lognormal = fits
+    post = lognormal.posterior
+    expected = np.exp(post["log_mu0"] + post["log_tau"] ** 2 / 2)
+    np.testing.assert_allclose(post["ose"].values, expected.values, rtol=1e-12)
+    assert (post["new_source"].values > 0).all()
+    # the same seed gives the normal model's own draws for everything else
+    for name in ("expected_cv", "theta", "mu0", "tau", "mu"):
+        np.testing.assert_array_equal(post[name].values, normal.posterior[name].values)
+    assert lognormal.sample_stats.attrs["population"] == "lognormal"
+    assert normal.sample_stats.attrs["population"] == "normal"
+    assert "log_mu0" in lognormal.prior
+    assert "log_mu0" not in normal.posterior
+
+
+def test_lognormal_ose_is_not_pulled_to_the_low_error_sources(fits):
+    """Sources with a higher error have the more variable block means; μ₀ weights them
+    less and sits below the plain mean of the source means, the lognormal population's
+    mean does not."""
+    table, normal, lognormal = fits
+    means = table["loss"].groupby("block").mean().values
+    plain = means.mean()
+    rows = {}
+    for name, idata in (("normal", normal), ("lognormal", lognormal)):
+        ci = posterior_intervals(idata).sel(method_name="bayes_ose")
+        rows[name] = (float(ci["estimate"]), float(ci["se"]))
+    (n_est, n_se), (l_est, l_se) = rows["normal"], rows["lognormal"]
+    assert n_est < plain - n_se  # pulled down by more than a posterior sd
+    assert abs(l_est - plain) < l_se
+    assert l_est > n_est
+
+
+def test_auto_population_follows_the_losses_range():
+    """Lognormal for losses in [0, inf) with positive block means on a CVS table; else normal."""
+    squared = squared_error_table(k=4, n=10)
+    assert resolve_population("auto", squared, collapse(squared)) == "lognormal"
+    unnamed = from_arrays(squared["loss"].values, squared["block"].values, scheme="source")
+    assert resolve_population("auto", unnamed, collapse(unnamed)) == "normal"  # no range
+    kfold = from_arrays(squared["loss"].values, squared["block"].values, loss_name="squared")
+    assert resolve_population("auto", kfold, collapse(kfold, scheme="random")) == "normal"
+    zero = squared.copy()
+    zero["loss"] = squared["loss"].where(squared["block"] != 0, 0.0)  # a block without error
+    assert resolve_population("auto", zero, collapse(zero)) == "normal"
+    assert resolve_population("normal", squared, collapse(squared)) == "normal"
+
+
+def test_population_errors_are_clear():
+    table = squared_error_table(k=4, n=10)
+    with pytest.raises(ValueError, match="population must be one of"):
+        fit(table, population="gamma")
+    kfold = from_arrays(table["loss"].values, table["block"].values, scheme="random")
+    with pytest.raises(ValueError, match="random K-fold table has no sources"):
+        fit(kfold, population="lognormal")
+    binary = from_arrays(
+        (table["loss"].values > 1).astype(float), table["block"].values,
+        source=table["block"].values, scheme="source",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="logit-normal already"):
+        fit(binary, population="lognormal")
+    signed = table.copy()
+    signed["loss"] = table["loss"] - 10.0
+    with pytest.raises(ValueError, match="needs positive block means, but block 0"):
+        fit(signed, population="lognormal", likelihood="gaussian")
+
+
+def test_cli_bayes_population_option(tmp_path, capsys):
+    path = tmp_path / "losses.csv"
+    to_csv(squared_error_table(k=6, n=30), path)
+    code = main(
+        ["bayes", str(path), "--population", "lognormal", "--draws", "300", "--tune", "300",
+         "--format", "json", "--random-state", "0"]
+    )  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, 1)  # 1 only when the short chains did not converge
+    assert out["diagnostics"]["population"] == "lognormal"
+    assert out["intervals"]["bayes_ose"]["lower"] > 0
