@@ -4,9 +4,11 @@ Run from the repository root (about 10 minutes per K and population on 2 cores):
 
     python benchmarks/ose_population.py --k 10,20 --replicates 200 --n-jobs 2 --store /tmp/ose
     python benchmarks/ose_population.py --scenario linear --k 10 --replicates 200 --n-jobs 2
+    python benchmarks/ose_population.py --loss absolute --k 10 --replicates 200 --n-jobs 2
 
-Scenarios, sources redrawn in every data set (Geras & Sutton 2013, §6.1), squared error,
-leave one source out:
+Scenarios, sources redrawn in every data set (Geras & Sutton 2013, §6.1), squared error
+(``--loss absolute``: absolute error, STAR only, whose truths hold for any loss), leave one
+source out:
 
 * ``star`` (default): :meth:`bayescv.compare.ResampledSources.star`: every data set draws K
   of the 79 Tennessee STAR schools without replacement and resamples each school's pupils
@@ -75,7 +77,8 @@ def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
     store = None
     if args.store is not None:
         args.store.mkdir(parents=True, exist_ok=True)
-        store = args.store / f"{args.scenario}_k{k}_{population}.nc"
+        suffix = "" if args.loss == "squared" else f"_{args.loss}"
+        store = args.store / f"{args.scenario}{suffix}_k{k}_{population}.nc"
     if args.scenario == "star":
         scenario = ResampledSources.star(design="sources_redrawn", n_sources=k)
     elif args.scenario == "linear":
@@ -85,7 +88,7 @@ def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
         scenario = MultiSourceLinear(k, sizes, noise_df=3.0, design="sources_redrawn")
     return run_study(
         scenario, methods=METHODS, n_replicates=args.replicates, random_state=args.seed,
-        n_jobs=args.n_jobs, store=store, method_options=options or None,
+        n_jobs=args.n_jobs, store=store, method_options=options or None, loss=args.loss,
         progress=not args.no_progress,
     )  # fmt: skip
 
@@ -124,7 +127,7 @@ def markdown(res: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in res["machine"].items()),
         "",
         SCENARIO_TEXT[res["scenario"]]
-        + " Squared error, leave one source out; `bayes_hier` with B = 50 bootstrap "
+        + f" {res['loss'].capitalize()} error, leave one source out; `bayes_hier` with B = 50 bootstrap "
         "replicates and the population named, on the same data sets under both populations. "
         "Truth `ose`: the mean over data sets of `ose_cv` (the K fold models' error on the "
         "sources left out, sources weighted equally). 95 % intervals.",
@@ -157,14 +160,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", type=Path, help="directory for the studies (resumable)")
     parser.add_argument("--scenario", choices=sorted(SCENARIO_TEXT), default="star")
-    parser.add_argument("--name", help="default ose_population_{scenario}")
+    parser.add_argument(
+        "--loss", choices=["squared", "absolute"], default="squared",
+        help="absolute: the STAR scenario only (its truth is each school's mean loss)",
+    )  # fmt: skip
+    parser.add_argument("--name", help="default ose_population_{scenario}[_{loss}]")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    args.name = args.name or f"ose_population_{args.scenario}"
+    if args.loss != "squared" and args.scenario != "star":
+        parser.error("--loss absolute needs --scenario star (exact truths for any loss)")
+    suffix = "" if args.loss == "squared" else f"_{args.loss}"
+    args.name = args.name or f"ose_population_{args.scenario}{suffix}"
     started = time.perf_counter()
     res: dict[str, Any] = {
         "name": args.name,
         "scenario": args.scenario,
+        "loss": args.loss,
         "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": "python benchmarks/ose_population.py " + " ".join(argv or sys.argv[1:]),
         "load_before": load_average(),
