@@ -111,7 +111,8 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
         )
         ax.plot(x, sub["observed"].values, "x", color="C3", label="observed")
         if stat == "mean":
-            _shade_outside_range(ax, sub["lower"].values, sub["upper"].values, loss_range)
+            lowest, highest = np.min(sub["lower"].values), np.max(sub["upper"].values)
+            _shade_outside_range(ax, lowest, highest, loss_range, axis="y")
         _block_ticks(ax, sub["block"].values)
         ax.set_title(titles[stat])
         ax.set_xlabel(f"{unit} (block)")
@@ -226,11 +227,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
-            below, above = draws.min() < low, draws.max() > high
-            for edge, end, out in ((low, draws.min(), below), (high, draws.max(), above)):
-                if out:
-                    ax.axvspan(end, edge, color="C3", alpha=0.12)
-                    ax.axvline(edge, color="C3", linewidth=1, label="edge of the loss range")
+            _shade_outside_range(ax, draws.min(), draws.max(), (low, high), axis="x")
             flag = str(row["flag"].values)
         else:
             bounds = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]).tolist()
@@ -251,16 +248,23 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     return axes
 
 
-def _shade_outside_range(ax: Any, lower: Any, upper: Any, loss_range: Any) -> None:
-    """Shade where the predictive intervals of the block means leave the loss's range."""
+def _shade_outside_range(
+    ax: Any, lowest: float, highest: float, loss_range: Any, *, axis: str
+) -> None:
+    """Shade what reaches from `lowest` to `highest` past the loss's range, drawing its edge.
+
+    `axis` is the axis the values lie on: ``"x"`` for plot_targets' posterior draws, ``"y"``
+    for plot_ppc's predictive intervals of the block means. One legend entry, even when
+    both edges are crossed.
+    """
+    span, line = (ax.axvspan, ax.axvline) if axis == "x" else (ax.axhspan, ax.axhline)
     low, high = loss_range
     label = "edge of the loss range"
-    for edge, end, out in ((low, np.min(lower), np.min(lower) < low),
-                           (high, np.max(upper), np.max(upper) > high)):  # fmt: skip
+    for edge, end, out in ((low, lowest, lowest < low), (high, highest, highest > high)):
         if out:
-            ax.axhspan(end, edge, color="C3", alpha=0.12)
-            ax.axhline(edge, color="C3", linewidth=1, label=label)
-            label = None  # one legend entry when both edges are crossed
+            span(end, edge, color="C3", alpha=0.12)
+            line(edge, color="C3", linewidth=1, label=label)
+            label = None
 
 
 def _say_flagged(ax: Any, flag: str) -> None:

@@ -85,7 +85,7 @@ def _warn_clipped(losses: Sequence[np.ndarray]) -> None:
     absent from a training fold), and their loss is −log(eps) ≈ 36.04 in place of infinity.
     """
     values = np.concatenate([np.ravel(v) for v in losses]) if losses else np.empty(0)
-    clipped = int((values >= LOG_LOSS_CAP).sum())
+    clipped = clipped_count(values)
     if clipped:
         warnings.warn(
             f"loss 'neg_log_loss': {clipped} of {values.size} test point(s) had a true class "

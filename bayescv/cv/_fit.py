@@ -30,8 +30,8 @@ from bayescv.cv._checks import _check_response, _warn_clipped
 from bayescv.cv.loss_functions import (
     Loss,
     _log_loss_clipped,
-    _sklearn_log_loss,
     check_label_predictions,
+    clips,
 )
 
 __all__ = ["losses_on_folds"]
@@ -147,7 +147,7 @@ def _fold_losses(
         overflow float64 (naming it), or a NaN or infinite loss (naming its cause).
     """
     _check_response(estimator, loss)
-    clipping = loss.func is _sklearn_log_loss  # warns once, for all folds, below
+    clipping = clips(loss)  # "neg_log_loss": warns once, for all folds, below
     loss = replace(loss, func=_log_loss_clipped) if clipping else loss
     params = dict(fit_params or {})
     batch: list = [None] * len(folds)
@@ -471,7 +471,7 @@ def _with_feature_hint(error: Exception, X: Any, estimator: Any) -> Exception:
 
 
 def _check_losses(values: np.ndarray, y_pred: Any, loss: Loss, estimator: Any) -> None:
-    """Name the cause of NaN or infinite losses of a fold, where it can be told."""
+    """Check a fold's losses: labels for 0-1 losses, and the cause of NaN or infinite ones."""
     check_label_predictions(y_pred, loss, estimator)  # a regressor's 0-1 losses: all 1
     bad = ~np.isfinite(values)
     if not bad.any():

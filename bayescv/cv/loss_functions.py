@@ -264,7 +264,7 @@ _SKLEARN_LOG_LOSS = replace(LOSSES["log_loss"], func=_sklearn_log_loss)
 
 def clips(loss: Loss) -> bool:
     """Return whether `loss` is the clipped log loss of the scorer ``"neg_log_loss"``."""
-    return loss.func in (_sklearn_log_loss, _log_loss_clipped)
+    return loss.func is _sklearn_log_loss
 
 
 def loss_range_for(loss: Loss, y: Any = None) -> tuple[float, float]:

@@ -120,15 +120,11 @@ def _check_scorer_range(values: np.ndarray, metric: str, bounds: tuple[float, fl
     rounding error of 1e-9 is let through.
     """
     low, high = bounds
-    outside = (values < low - 1e-9) | (values > high + 1e-9)
-    if outside.any():
-        first = np.argwhere(outside)[0].tolist()
-        raise ValueError(
-            f"{int(outside.sum())} score(s) lie outside [{low}, {high}], the range of the "
-            f"scikit-learn scorer {metric!r}, the first {float(values[tuple(first)])!r} at "
-            f"(data set, learner, fold) {first}: for scores on another scale (percent, say) "
-            "pass score_range, or rescale them"
-        )
+    check_within(
+        values, bounds, what="score(s)", where="(data set, learner, fold)", tolerance=1e-9,
+        described=f"[{low}, {high}], the range of the scikit-learn scorer {metric!r}",
+        hint=": for scores on another scale (percent, say) pass score_range, or rescale them",
+    )  # fmt: skip
 
 
 def _given_range(score_range: Any, values: np.ndarray) -> tuple[float, float]:

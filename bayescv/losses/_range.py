@@ -156,13 +156,22 @@ def check_within(
     name: str = "loss_range",
     what: str = "loss(es)",
     where: str = "position",
+    *,
+    tolerance: float = 0.0,
+    described: str | None = None,
+    hint: str = "",
 ) -> None:
-    """Raise a ValueError naming the count and the first of `values` outside `bounds`."""
+    """Raise a ValueError naming the count and the first of `values` outside `bounds`.
+
+    `tolerance` lets values that far past an end through (rounding); `described` replaces
+    "the declared `name` [low, high]" in the message, and `hint` ends it.
+    """
     low, high = bounds
-    outside = (values < low) | (values > high)
+    outside = (values < low - tolerance) | (values > high + tolerance)
     if outside.any():
         first = np.argwhere(outside)[0].tolist()
+        described = described or f"the declared {name} [{low}, {high}]"
         raise ValueError(
-            f"{int(outside.sum())} {what} lie outside the declared {name} [{low}, {high}], "
-            f"the first {float(values[tuple(first)])!r} at {where} {first}"
+            f"{int(outside.sum())} {what} lie outside {described}, "
+            f"the first {float(values[tuple(first)])!r} at {where} {first}{hint}"
         )
