@@ -163,3 +163,21 @@ def test_cli_bayes_population_option(tmp_path, capsys):
     assert code in (0, 1)  # 1 only when the short chains did not converge
     assert out["diagnostics"]["population"] == "lognormal"
     assert out["intervals"]["bayes_ose"]["lower"] > 0
+
+
+def test_plot_targets_marks_the_estimate_the_table_shows(fits):
+    """The lognormal rows' estimate is the posterior median; the figure marks and names it."""
+    import matplotlib.pyplot as plt
+
+    from bayescv.bayes import plot_targets
+
+    _, _, lognormal = fits
+    ci = posterior_intervals(lognormal)
+    axes = plot_targets(lognormal)
+    for ax, name in zip(axes[:3], ["expected_cv", "ose", "new_source"], strict=True):
+        estimate = float(ci["estimate"].sel(method_name=f"bayes_{name}"))
+        handles, labels = ax.get_legend_handles_labels()
+        want = "posterior mean" if name == "expected_cv" else "posterior median"
+        (line,) = [h for h, label in zip(handles, labels, strict=True) if label == want]
+        assert float(line.get_xdata()[0]) == pytest.approx(estimate, rel=1e-12)
+    plt.close("all")

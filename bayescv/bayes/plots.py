@@ -139,8 +139,9 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """Histograms of the posterior of each target with its equal-tailed interval.
 
     The bounds marked (dashed) are those of :func:`posterior_intervals` (moved onto the loss's
-    range where they fall outside it), the solid line the posterior mean; the legend gives the
-    level. Posterior draws outside the range, which the Gaussian model gives for losses near
+    range where they fall outside it), the solid line the row's estimate (the posterior mean;
+    the median for a lognormal population's ``ose`` and ``new_source``); the legend names it
+    and gives the level. Posterior draws outside the range, which the Gaussian model gives for losses near
     their lower bound, are shaded, with the range's edge drawn. A panel whose row
     :func:`posterior_intervals` flags (``not_converged``, ``heavy_tail``, ...) says so in red
     in its top left corner; θ, which has no row, carries the flags of the fit (all but
@@ -220,13 +221,18 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         - {"truncated_to_range"}
     )
     low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
+    lognormal = idata.sample_stats.attrs.get("population") == "lognormal"
     for ax, name in zip(axes, names, strict=True):
         draws = np.asarray(idata.posterior[name].values).ravel()
         counts, _, _ = ax.hist(draws, bins=50, color="0.7")
         ax.set_ylim(0, 1.6 * counts.max())  # headroom: the legend and flags cover no bar
+        centre, centre_label = float(draws.mean()), "posterior mean"
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
+            # the table's estimate: the median for a lognormal population's ose, new_source
+            if lognormal and name != "expected_cv":
+                centre, centre_label = float(row["estimate"]), "posterior median"
             _shade_outside_range(ax, draws.min(), draws.max(), (low, high), axis="x")
             flag = str(row["flag"].values)
         else:
@@ -237,7 +243,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
                 bound, color="C0", linestyle="--",
                 label=f"{100 * level:g}% equal-tailed interval" if i == 0 else None,
             )  # fmt: skip
-        ax.axvline(draws.mean(), color="C0", label="posterior mean")
+        ax.axvline(centre, color="C0", label=centre_label)
         ax.legend(loc="upper right", fontsize="small")
         if flag:
             _say_flagged(ax, flag)
