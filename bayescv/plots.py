@@ -31,6 +31,26 @@ def _shorten(label: str, limit: int = MAX_LABEL_CHARS) -> str:
     return f"{label[:head]}…{label[-(limit - head - 1) :]}"
 
 
+#: Readable names of the built-in losses (:data:`bayescv.cv.LOSSES`) for axis labels.
+_LOSS_LABELS = {
+    "zero_one": "0-1 loss",
+    "squared": "squared error",
+    "absolute": "absolute error",
+    "log_loss": "log loss",
+    "brier": "Brier loss",
+}
+
+
+def _loss_label(name: Any) -> str | None:
+    """Readable name of a table's ``loss_name`` ("0-1 loss" for ``"zero_one"``) for a label.
+
+    A name bayescv does not know comes back as it is; None or ``"unknown"`` (no name) as None.
+    """
+    if name is None or str(name) == "unknown":
+        return None
+    return _LOSS_LABELS.get(str(name), str(name))
+
+
 #: Where the package's figures put a legend that must not cover data: right of the axes,
 #: outside them. Above the axes it lay under any title the user set afterwards.
 _LEGEND_RIGHT = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}

@@ -201,7 +201,7 @@ def test_plot_targets_labels_the_axis_and_a_paired_fit_says_a_minus_b():
     b = from_arrays(rng.gamma(2, 1, 100) + 0.1, blocks, scheme="random", loss_name="squared")
     idata = fit(a, random_state=0)
     labels = [ax.get_xlabel() for ax in plot_targets(idata)]
-    assert labels == ["expected loss (squared)", "variance of the CV estimate"]
+    assert labels == ["expected loss (squared error)", "variance of the CV estimate"]
     paired, _ = paired_comparison(a, b, rope=0.01, random_state=0)
     assert plot_targets(paired)[0].get_xlabel().startswith("difference of expected losses, A − B")
     # plot_ppc's legend sits above the panel, where it cannot cover an error bar

@@ -184,8 +184,8 @@ def test_targets_plot_shows_the_fits_flags_and_its_level():
     # every panel of the check says what its y axis counts, with the table's loss
     ppc = plot_ppc(idata)
     assert [ax.get_ylabel() for ax in ppc] == [
-        "mean loss (squared)",
-        "variance of the losses (squared)",
+        "mean loss (squared error)",
+        "variance of the losses (squared error)",
         "posterior predictive draws",
     ]
 

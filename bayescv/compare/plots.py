@@ -1,8 +1,9 @@
 """Figures of coverage studies, drawn from the xarray results alone.
 
-Like :mod:`bayescv.plots`, this module imports no other part of the package: it reads
-studies (:func:`bayescv.compare.run_study`), summaries (:func:`bayescv.compare.summarize`)
-and decompositions (:func:`bayescv.compare.decompose`), fresh or read back from disk.
+Like :mod:`bayescv.plots`, whose label helpers it shares, this module needs no other part
+of the package: it reads studies (:func:`bayescv.compare.run_study`), summaries
+(:func:`bayescv.compare.summarize`) and decompositions (:func:`bayescv.compare.decompose`),
+fresh or read back from disk.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from bayescv.compare._results import expect
+from bayescv.plots import _loss_label
 
 __all__ = [
     "plot_coverage",
@@ -100,6 +102,10 @@ def plot_coverage(
     A setting without a coverage (NaN: no replicate with an interval) breaks the method's line;
     it is marked by an x on the x axis and named in a note.
 
+    The error bars are the summary's ``coverage_se`` (the binomial sqrt(p (1 − p) / n), the
+    "±" of :func:`bayescv.compare.summary_table`) twice on either side, clipped to [0, 1]:
+    no coverage lies outside, and near 100 % the bar would otherwise reach past it.
+
     Parameters
     ----------
     summaries : mapping of number to xarray.Dataset
@@ -159,7 +165,9 @@ def plot_coverage(
             p.append(float(s["coverage"].sel(target=target)))
             se.append(float(s["coverage_se"].sel(target=target)))
         at = _dodged(xs, i, len(names))
-        ax.errorbar(at, p, yerr=2 * np.asarray(se), color=f"C{i % 10}",
+        p, se = np.asarray(p), np.asarray(se)
+        low, high = np.clip(p - 2 * se, 0.0, 1.0), np.clip(p + 2 * se, 0.0, 1.0)
+        ax.errorbar(at, p, yerr=[p - low, high - p], color=f"C{i % 10}",
                     marker=markers[i // 10 % len(markers)], ms=4, capsize=2, label=name)  # fmt: skip
         none = np.isnan(p)
         if none.any():  # no coverage (no replicate with an interval): an x on the x axis
@@ -366,7 +374,7 @@ def plot_intervals(
     total = study.sizes["replicate"]
     first = f"first {order.size} of {total} replicates" if order.size < total else "replicate"
     ax.set_xlabel(f"{first} (sorted by {target})")
-    ax.set_ylabel(f"{study.attrs.get('loss_name', 'loss')} error")
+    ax.set_ylabel(_loss_label(study.attrs.get("loss_name")) or "loss")
     ax.legend(fontsize="small")
     return ax
 

@@ -252,6 +252,7 @@ def from_long_frame(
     greater_is_better: bool | None = None,
     metric: str | None = None,
     score_range: Sequence[float] | None = None,
+    scheme: str = "random",
 ) -> xr.Dataset:
     """Build a fold-score table from a long DataFrame, one row per (data set, learner, run, fold).
 
@@ -273,6 +274,11 @@ def from_long_frame(
     score_range : (float, float), optional
         The values the scores can take, for a metric bayescv does not know (see
         :func:`fold_table`).
+    scheme : {"random", "source"}, default "random"
+        ``"source"`` when the folds held out whole groups (leave-one-group-out): the fold
+        table records it (``attrs["scheme"]``), and :func:`bayescv.compare_learners` then
+        targets ``expected_cv`` and runs ``correlated_t`` and ``nadeau_bengio``, built for
+        random K-fold CV, only when named, flagged ``random_kfold_only``.
 
     Returns
     -------
@@ -369,7 +375,7 @@ def from_long_frame(
         values, runs=runs, learners=[str(x) for x in order[learner]],
         datasets=[str(x) for x in order["_dataset"]], n_test=sizes["n_test"],
         n_train=sizes["n_train"], greater_is_better=greater_is_better, metric=metric,
-        score_range=score_range,
+        score_range=score_range, scheme=scheme,
     )  # fmt: skip
     labels = np.asarray(order["_dataset"])
     if dataset is not None and dataset in frame.columns and labels.dtype.kind in "biu":
