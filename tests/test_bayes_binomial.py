@@ -273,7 +273,12 @@ def test_fit_targets_and_predictive_check():
     assert float(post["expected_cv"].min()) >= 0
     assert float(post["expected_cv"].max()) <= 1
     check = predictive_check(idata)
-    assert set(check["statistic"].values) == {"mean", "spread"}
+    assert set(check["statistic"].values) == {
+        "mean",
+        "spread",
+        "new_sources_spread",
+        "new_sources_skewness",
+    }
     assert ((check["p_value"] >= 0) & (check["p_value"] <= 1)).all()
     # Pointwise log-likelihood per block, for LOO over blocks.
     assert idata.log_likelihood["y"].shape[-1] == 6

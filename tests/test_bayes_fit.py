@@ -348,8 +348,16 @@ def test_cvr_model_gives_equation_2():
 
 def test_predictive_check_and_plot(fitted):
     check = predictive_check(fitted)
-    assert check.sizes["check"] == 2 * K + 1
-    assert set(check["statistic"].values) == {"mean", "within_var", "spread"}
+    # Per source: mean and within-source variance; the spread; and the population's two
+    # statistics against sets of new sources (bayescv.bayes.checks).
+    assert check.sizes["check"] == 2 * K + 3
+    assert set(check["statistic"].values) == {
+        "mean",
+        "within_var",
+        "spread",
+        "new_sources_spread",
+        "new_sources_skewness",
+    }
     # Observed statistics from the data themselves: mean losses and W_k / (n_k − 1).
     obs = fitted.observed_data
     np.testing.assert_allclose(

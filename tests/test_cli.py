@@ -33,6 +33,10 @@ def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
         assert any(line.split()[:1] == [row] and target in line for line in out.splitlines())
     auto = "nutpie" if importlib.util.find_spec("nutpie") else "pymc"
     assert f"sampler {auto}: r-hat max" in out
+    # the population check of the schools, with its two p-values (docs/bayes.md)
+    line = next(x for x in out.splitlines() if x.startswith("population check"))
+    assert "spread p = " in line
+    assert "skewness p = " in line
     png = (tmp_path / "per_source_losses.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(png) > 10_000

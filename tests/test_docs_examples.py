@@ -190,8 +190,64 @@ def test_bayes_prose_numbers_come_from_the_example(bayes_page):
     assert attrs["ess_bulk_min"] > 400
     # the predictive check of the last line: every statistic, p-values in [0, 1]
     check = namespace["check"]
-    assert set(check["statistic"].values) == {"mean", "within_var", "spread"}
+    assert set(check["statistic"].values) == {
+        "mean",
+        "within_var",
+        "spread",
+        "new_sources_spread",
+        "new_sources_skewness",
+    }
     assert ((check["p_value"] >= 0) & (check["p_value"] <= 1)).all()
+
+
+def _population_row(check, name):
+    row = check.sel(check=name)
+    return [float(row[v]) for v in ("observed", "predictive_mean", "lower", "upper", "p_value")]
+
+
+def test_bayes_population_check_numbers_come_from_the_example(bayes_page):
+    # "The population check" (docs/bayes.md, "Posterior predictive checks"): the table of the
+    # STAR example's spread and skewness against new schools, under both populations.
+    from bayescv.bayes import fit, predictive_check
+
+    namespace, _ = bayes_page
+    text = " ".join(BAYES.read_text(encoding="utf-8").split())
+    lognormal = namespace["check"]
+    normal = predictive_check(
+        fit(namespace["cvs"], bootstrap=namespace["boot"], random_state=0, population="normal")
+    )
+    obs, mean, lo, hi, p = _population_row(lognormal, "new_sources_spread")
+    assert f"observed {obs:,.0f}" == "observed 2,317"
+    assert "observed 2,317" in text
+    shown = "replicated 2,128 [1,537, 2,923], p = 0.27"
+    assert shown in text
+    assert [mean, lo, hi] == pytest.approx([2128, 1537, 2923], rel=0.03)
+    assert p == pytest.approx(0.27, abs=0.05)
+    obs, mean, lo, hi, p = _population_row(lognormal, "new_sources_skewness")
+    assert round(obs, 2) == 2.60
+    assert "observed 2.60" in text
+    assert "replicated 1.18 [0.39, 2.51], p = 0.02" in text
+    assert [mean, lo, hi] == pytest.approx([1.18, 0.39, 2.51], abs=0.1)
+    assert 0.005 < p < 0.05  # below 0.05, not extreme
+    _, mean, lo, hi, p = _population_row(normal, "new_sources_spread")
+    assert "replicated 1,750 [1,368, 2,200], p = 0.009" in text
+    assert [mean, lo, hi] == pytest.approx([1750, 1368, 2200], rel=0.03)
+    assert p < 0.02
+    _, mean, lo, hi, p = _population_row(normal, "new_sources_skewness")
+    assert "replicated −0.00 [−0.66, 0.68], p < 0.001" in text
+    assert [mean, lo, hi] == pytest.approx([0.0, -0.66, 0.68], abs=0.1)
+    assert p < 0.001
+    # The same-source misfit: school 30, shrunk by the normal hierarchy.
+    row = lognormal.sel(check="mean[30]")
+    assert "(17,640)" in text
+    assert "replicated mean of 7,994" in text
+    assert f"{float(row['observed']):,.0f}" == "17,640"
+    assert float(row["predictive_mean"]) == pytest.approx(7994, rel=0.03)
+    assert float(row["p_value"]) < 0.001
+    spread = lognormal.sel(check="spread")
+    assert "p = 0.0008 for the spread" in text
+    assert "1,729 [1,411, 2,089]" in text
+    assert float(spread["p_value"]) < 0.005
 
 
 def test_bayes_normal_population_numbers_come_from_the_same_fit(bayes_page):

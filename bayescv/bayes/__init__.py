@@ -5,7 +5,7 @@ same for any number of losses, and one compiled model serves every loss table wi
 number of blocks. :func:`fit` returns an ArviZ ``InferenceData``; :func:`posterior_intervals`
 turns it into the package's interval Dataset (targets ``expected_cv``, the sources at hand;
 ``ose``, the mean error over new sources; ``new_source``, the error of one new source);
-:func:`predictive_check` and :func:`plot_ppc` check the fit; :func:`paired_comparison` compares
+:func:`predictive_check`, :func:`plot_ppc` and :func:`plot_population_check` check the fit; :func:`paired_comparison` compares
 two learners on paired losses. See ``docs/bayes.md`` for the model, its priors and
 parameterisation, and what one CV run can and cannot identify.
 
@@ -21,6 +21,7 @@ from bayescv.bayes.fit import SAMPLERS, SamplingWarning, diagnose, fit, posterio
 from bayescv.bayes.model import CompiledModel, clear_model_cache, get_model
 from bayescv.bayes.paired import paired_comparison
 from bayescv.bayes.plots import plot_ppc, plot_targets
+from bayescv.bayes.population_plot import plot_population_check
 from bayescv.bayes.priors import Priors
 from bayescv.bayes.simulate import simulate_losses
 
@@ -37,6 +38,7 @@ __all__ = [
     "fit",
     "get_model",
     "paired_comparison",
+    "plot_population_check",
     "plot_ppc",
     "plot_targets",
     "posterior_intervals",

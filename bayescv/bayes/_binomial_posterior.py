@@ -184,6 +184,20 @@ def _predictive(p, derived_values, stats, rng):
     return {"y": y, "ybar": y / n}
 
 
+def binomial_new_sources(p, stats, rng):
+    """Error rates of the blocks of K new sources of the logit-normal population, per draw.
+
+    λ_new ~ N(α, τ²) at each position of the observed design, fold effects u ~ N(0, Γ), and
+    y ~ Binomial(n_k, expit(λ_new + u_k)); the mixed replication of
+    :mod:`bayescv.bayes._new_sources`, returned as y / n with shape (chain, draw, K).
+    """
+    shape = (*np.shape(p["alpha"]), stats.n_blocks)
+    levels = p["alpha"][..., None] + p["tau"][..., None] * rng.standard_normal(shape)
+    logits = levels + _draw_gamma(p["gamma_sd"], p["rho"], shape, rng)
+    n = np.rint(stats.n).astype(np.int64)  # repeated runs: the mean block size
+    return rng.binomial(n, expit(logits)) / n
+
+
 def _prior(data, priors, k, size, rng, scheme):
     """Draws of the parameters and block logits from the prior, with numpy."""
     scaled = {
@@ -238,6 +252,12 @@ def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prio
     if stats.sources is not None:
         constant = constant.assign_coords(source=("block", stats.sources))
     prior_vars = {k: v for k, v in prior.items() if stats.scheme == "source" or k != "tau"}
+    # New sources from their own stream (a spawned child): every other draw is unchanged.
+    new = (
+        {"ybar_new": binomial_new_sources(p, stats, rng.spawn(1)[0])}
+        if stats.scheme == "source"
+        else {}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # group-name check, as in _posterior
         return az.InferenceData(
@@ -246,7 +266,7 @@ def binomial_inference_data(values, sample_stats, stats, data, priors, rng, prio
                 chain=posterior["chain"].values, draw=posterior["draw"].values
             ),
             log_likelihood=dataset({"y": _loglik(stats, p["eta"])}, labels),
-            posterior_predictive=dataset(_predictive(p, drv, stats, rng), labels),
+            posterior_predictive=dataset(_predictive(p, drv, stats, rng) | new, labels),
             prior=dataset({**prior_vars, **prior_drv}, labels),
             prior_predictive=dataset(_predictive(prior, prior_drv, stats, rng), labels),
             observed_data=xr.Dataset(

@@ -23,6 +23,8 @@ import numpy as np
 import xarray as xr
 
 from bayescv.bayes._coordinates import natural_params
+from bayescv.bayes._new_sources import lognormal_new_sources
+from bayescv.bayes._posterior import dataset, parameters
 from bayescv.bayes._samplers import SAMPLE
 from bayescv.bayes._stats import CollapsedStats, _scales
 from bayescv.bayes.model import get_model, model_data
@@ -202,7 +204,8 @@ def fit_population(
     """Fit the model to the log block means and put the lognormal targets into `idata`.
 
     The log-scale statistics go through the same compiled density as the block means (no
-    new compilation); `settings` holds the first fit's ``draws``, ``tune``, ``chains``,
+    new compilation). The posterior predictive's new sources (``ybar_new``) are redrawn from
+    the lognormal population. `settings` holds the first fit's ``draws``, ``tune``, ``chains``,
     ``target_accept``, ``n_jobs`` and ``progress``.
     """
     log_stats = log_scale(stats)
@@ -214,6 +217,10 @@ def fit_population(
         settings["progress"],
     )  # fmt: skip
     params = natural_params(log_stats.scheme, data, values)
+    # The replicated new sources of the predictive check, drawn from this population.
+    p_log = parameters(dataset({**values, **params}, log_stats.labels), log_stats)
+    ybar_new = lognormal_new_sources(p_log, log_stats, stats, rng.spawn(1)[0])
+    idata.posterior_predictive["ybar_new"] = (("chain", "draw", "block"), ybar_new)
     scaled = priors.scaled_to(log_stats.scales, log_stats.n_blocks)
     prior = priors.draw(scaled, log_stats.n_blocks, prior_draws, rng, scheme=log_stats.scheme)
     diverging = np.asarray(sample_stats["diverging"].values, dtype=bool)

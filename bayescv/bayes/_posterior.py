@@ -19,6 +19,7 @@ import xarray as xr
 
 from bayescv._extras import import_quietly
 from bayescv.bayes._coordinates import natural_params
+from bayescv.bayes._new_sources import gaussian_new_sources
 from bayescv.bayes._rank1 import own_variance, rank1_mvn, rank1_solve
 from bayescv.bayes._stats import CollapsedStats, loglik_numpy
 
@@ -171,6 +172,12 @@ def inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
     )
     if stats.sources is not None:
         constant = constant.assign_coords(source=("block", stats.sources))
+    # New sources from their own stream (a spawned child): every other draw is unchanged.
+    new = (
+        {"ybar_new": gaussian_new_sources(p, stats, rng.spawn(1)[0])}
+        if stats.scheme == "source"
+        else {}
+    )
     with warnings.catch_warnings():
         # ArviZ warns that groups it does not know would be "not in the InferenceData
         # scheme"; every group here is a standard one, but the check is by name only.
@@ -181,7 +188,7 @@ def inference_data(values, sample_stats, stats, data, priors, rng, prior_draws):
                 chain=posterior["chain"].values, draw=posterior["draw"].values
             ),
             log_likelihood=dataset(ll, labels),
-            posterior_predictive=dataset(predictive(p, derived, stats, rng), labels),
+            posterior_predictive=dataset(predictive(p, derived, stats, rng) | new, labels),
             prior=dataset({**prior, **prior_derived}, labels),
             prior_predictive=dataset(predictive(prior_p, {"mu_pooled": mu_k}, stats, rng), labels),
             observed_data=xr.Dataset(

@@ -68,7 +68,7 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     """
     import matplotlib.pyplot as plt
 
-    from bayescv.plots import _block_ticks
+    from bayescv.plots import _block_ticks, _loss_label
 
     if axes is not None:
         axes = np.atleast_1d(np.asarray(axes, dtype=object)).ravel()
@@ -85,8 +85,8 @@ def plot_ppc(idata, *, group: str = "posterior", level: float = 0.95, axes: Any 
     # Blocks are sources under leave-one-source-out CV, folds under random K-fold.
     unit = "source" if idata.sample_stats.attrs.get("scheme") == "source" else "fold"
     titles = {"mean": f"mean loss per {unit}", "within_var": f"within-{unit} variance"}
-    loss_name = idata.sample_stats.attrs.get("loss_name", "unknown")
-    named = "" if loss_name == "unknown" else f" ({loss_name})"
+    label = _loss_label(idata.sample_stats.attrs.get("loss_name"))  # "0-1 loss", not zero_one
+    named = f" ({label})" if label else ""
     ylabels = {"mean": f"mean loss{named}", "within_var": f"variance of the losses{named}"}
     loss_range = [float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf))]
     for ax, stat in zip(axes[:2], ("mean", "within_var"), strict=True):
@@ -183,7 +183,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     """
     import matplotlib.pyplot as plt
 
-    from bayescv.plots import _few_ticks
+    from bayescv.plots import _few_ticks, _loss_label
 
     names = [
         v for v in ("expected_cv", "ose", "new_source", "theta") if v in idata.posterior.data_vars
@@ -212,7 +212,8 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     if loss_name.startswith("difference of"):  # bayescv.bayes.paired_comparison's fit
         axis_label = "difference of expected losses, A − B\n(negative: A better)"
     else:
-        axis_label = "expected loss" + ("" if loss_name == "unknown" else f" ({loss_name})")
+        label = _loss_label(loss_name)  # "0-1 loss", not zero_one
+        axis_label = "expected loss" + (f" ({label})" if label else "")
     intervals = posterior_intervals(idata, level=level)
     rows = {str(t): i for i, t in enumerate(intervals["target"].values)}
     # θ has no row: the flags that concern the whole fit (convergence, tails) apply to it.

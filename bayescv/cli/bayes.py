@@ -4,7 +4,9 @@ The CSV is long-format, one row per test point, with a loss column and a block c
 optionally a source column). The command prints the posterior summary (ArviZ), the
 convergence diagnostics and the posterior intervals of ``expected_cv`` (the sources at hand),
 ``ose`` (the mean error over new sources) and ``new_source`` (the error of one new source); with
-``--plot DIR`` it also writes the predictive-check and posterior figures there. Bad input
+``--plot DIR`` it also writes the predictive-check, posterior and (CVS) population-check
+figures there. A CVS fit also prints its population check: the p-values of the spread and
+skewness of the source means against sets of new sources from the fitted population. Bad input
 gives a one-line error and exit status 2.
 """
 
@@ -201,11 +203,14 @@ def _run(args: argparse.Namespace) -> int:
     intervals = posterior_intervals(idata, level=args.level, kind=args.kind)
     diag = dict(idata.sample_stats.attrs)
     summary = _summary(idata, args.level)
+    population = _population_check(idata)
     if args.fmt == "json":
         payload = _finite_or_null(_as_json(table, summary, intervals, diag))
-        print(json.dumps(payload, indent=2, allow_nan=False))
+        payload["population_check"] = population
+        print(json.dumps(_finite_or_null(payload), indent=2, allow_nan=False))
     else:
         _print_table(table, summary, intervals, diag)
+        _print_population_check(population, diag)
     if args.plot is not None:
         # In JSON mode stdout holds the JSON document alone.
         _plots(idata, args.plot, sys.stderr if args.fmt == "json" else sys.stdout)
@@ -337,18 +342,53 @@ def _print_table(table, summary, intervals, diag) -> None:
     print(frame.to_string(float_format="{:.5g}".format))
 
 
+def _population_check(idata) -> dict[str, dict[str, float]]:
+    """Return the population rows of the predictive check: {statistic: observed, p_value}."""
+    from bayescv.bayes import predictive_check
+    from bayescv.bayes.checks import POPULATION_STATISTICS
+
+    check = predictive_check(idata)
+    rows = [c for c in POPULATION_STATISTICS if c in check["check"].values]
+    return {
+        row: {v: float(check[v].sel(check=row)) for v in ("observed", "p_value")} for row in rows
+    }
+
+
+def _print_population_check(population: dict, diag: dict) -> None:
+    """Print whether the sources look like draws from the fitted population (CVS fits)."""
+    if not population:
+        return
+    names = {"new_sources_spread": "spread", "new_sources_skewness": "skewness"}
+    parts = ", ".join(f"{names[k]} p = {v['p_value']:.3f}" for k, v in population.items())
+    print(
+        f"\npopulation check (the source means against sets of new sources from the "
+        f"{diag.get('population', 'normal')} population): {parts}"
+    )
+    if any(not 0.01 <= v["p_value"] <= 0.99 for v in population.values()):
+        print(
+            "  a p-value below 0.01 or above 0.99: the observed sources do not look like a "
+            "draw from this population (for positive losses skewed to the right, try "
+            "--population lognormal)"
+        )
+
+
 def _plots(idata, out: Path, stream: Any) -> None:
     # Figures of their own (no pyplot): the CLI may run in-process, in a notebook whose
     # backend must not change.
     from matplotlib.figure import Figure
 
-    from bayescv.bayes import plot_ppc, plot_targets
+    from bayescv.bayes import plot_population_check, plot_ppc, plot_targets
 
     n_targets = sum(v in idata.posterior.data_vars for v in ("expected_cv", "ose", "new_source"))
     n_targets += "theta" in idata.posterior.data_vars
     layouts = {"ppc.png": (plot_ppc, 3, (13, 4)), "posterior.png": (plot_targets, n_targets, None)}
+    n_population = len(_population_check(idata))
+    if n_population:
+        layouts["population.png"] = (plot_population_check, n_population, None)
     for name, (draw, ncols, size) in layouts.items():
         fig = Figure(figsize=size or (4.3 * ncols, 3.6), layout="constrained")
-        draw(idata, axes=fig.subplots(1, ncols))
+        axes = fig.subplots(1, ncols)
+        draw(idata, axes=axes if ncols > 1 else [axes])
         fig.savefig(out / name, dpi=110)
-    print(f"\nwrote {out / 'ppc.png'} and {out / 'posterior.png'}", file=stream)
+    names = [str(out / name) for name in layouts]
+    print(f"\nwrote {', '.join(names[:-1])} and {names[-1]}", file=stream)

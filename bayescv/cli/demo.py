@@ -161,13 +161,17 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The population rows of the demo's predictive check (``new_sources_{spread,skewness}``).
+_SHAPE = ("spread", "skewness")
+
+
 def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     """Posterior intervals of the hierarchical model on the CVS table, with its diagnostics."""
     # The extra "bayes" was checked before any work (_demo_problem).
     import warnings
 
     from bayescv._provenance import child_seeds
-    from bayescv.bayes import fit, posterior_intervals
+    from bayescv.bayes import fit, posterior_intervals, predictive_check
     from bayescv.cv import bootstrap_cv_losses
 
     boot_seed, fit_seed = child_seeds(args.random_state, 2)
@@ -183,6 +187,8 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     ci = posterior_intervals(idata, level=0.95)
     table = ci[["estimate", "lower", "upper", "target", "flag"]].to_dataframe()
     diag = idata.sample_stats.attrs
+    check = predictive_check(idata)
+    p_value = {s: float(check["p_value"].sel(check=f"new_sources_{s}")) for s in _SHAPE}
     return "\n".join(
         [
             "\nThe hierarchical Bayesian model (CVS; 20 bootstrap-replicated CV runs inform the "
@@ -194,6 +200,9 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
             f"({diag['problems'] or 'converged'}); {diag['fit_seconds']:.0f} s",
             "expected_cv: these 79 schools; ose: the mean over the population of schools; "
             "new_source: one new school (predictive).",
+            f"population check, the 79 school means against sets of new schools: spread p = "
+            f"{p_value['spread']:.2f}, skewness p = {p_value['skewness']:.3f} (near 0 or 1: "
+            "the schools are not a likely draw from this population).",
         ]
     )
 
