@@ -51,6 +51,21 @@ def _loss_label(name: Any) -> str | None:
     return _LOSS_LABELS.get(str(name), str(name))
 
 
+def _loss_noun(name: Any) -> str:
+    """Name the loss as a noun phrase after "mean": "0-1 loss", "squared error", "pinball loss".
+
+    :func:`_loss_label`'s name, followed by "loss" unless it already ends in "loss" or
+    "error" ("squared error loss" would say it twice); just "loss" for no name.
+
+    >>> [_loss_noun(n) for n in ("zero_one", "squared", "pinball", "hinge_loss", None)]
+    ['0-1 loss', 'squared error', 'pinball loss', 'hinge_loss', 'loss']
+    """
+    label = _loss_label(name)
+    if label is None:
+        return "loss"
+    return label if label.lower().endswith(("loss", "error")) else f"{label} loss"
+
+
 #: Where the package's figures put a legend that must not cover data: right of the axes,
 #: outside them. Above the axes it lay under any title the user set afterwards.
 _LEGEND_RIGHT = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}
@@ -171,6 +186,10 @@ def plot_block_losses(
     repeated CV", "bootstrap replicate 1 of 20 (not the observed CV)", "independent data set
     1 of 10").
 
+    The y axis names the tables' ``loss_name`` readably: "mean 0-1 loss ± 1 SE" for
+    ``"zero_one"``, "mean squared error ± 1 SE" for ``"squared"``, "mean pinball loss ± 1 SE"
+    for a name bayescv does not know, "mean loss ± 1 SE" for none.
+
     Tick labels: above 30 blocks only every k-th label is shown (k = ceil(n / 30)), and labels
     longer than 20 characters are shortened in the middle with an ellipsis, keeping their start
     and end, longer where labels that differ only in the middle would look the same (the rule
@@ -206,9 +225,12 @@ def plot_block_losses(
 
     >>> import matplotlib.pyplot as plt
     >>> from bayescv.losses import from_arrays
-    >>> ax = plot_block_losses(from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2]))
+    >>> ax = plot_block_losses(from_arrays([0.1, 0.4, 0.3, 0.2, 0.9, 0.5], [0, 0, 1, 1, 2, 2],
+    ...                                    loss_name="squared"))
     >>> ax.get_xlabel(), [label.get_text() for label in ax.get_xticklabels()]
     ('block (sorted by mean loss)', ['0', '1', '2'])
+    >>> ax.get_ylabel()
+    'mean squared error ± 1 SE'
     >>> plt.close(ax.figure)
     """
     single = isinstance(tables, xr.Dataset)
@@ -259,7 +281,7 @@ def plot_block_losses(
     loss_name = losses.pop() if len(losses) == 1 else "unknown"
     first = "" if single else f" of {next(iter(tables))}"
     ax.set_xlabel(f"{by} (sorted by mean loss{first})")
-    ax.set_ylabel(f"mean {'' if loss_name == 'unknown' else loss_name + ' '}loss ± 1 SE")
+    ax.set_ylabel(f"mean {_loss_noun(loss_name)} ± 1 SE")  # "mean 0-1 loss", not zero_one
     _block_ticks(ax, order)
     ax.legend(fontsize="small")
     return ax

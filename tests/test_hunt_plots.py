@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.container import ErrorbarContainer
 from scipy import stats
 
 from bayescv.compare import MultiSourceLinear, decompose, run_study, summarize
@@ -83,7 +84,7 @@ def test_block_plot_refuses_tables_of_different_losses():
         plot_block_losses({"sq": squared, "abs": absolute})
     # tables of one loss still share the axis, and its label names the loss
     ax = plot_block_losses({"a": squared, "b": _gamma_table(labels, seed=5)})
-    assert ax.get_ylabel() == "mean squared loss ± 1 SE"
+    assert ax.get_ylabel() == "mean squared error ± 1 SE"
 
 
 def test_block_plot_keeps_long_labels_that_differ_in_the_middle_distinct():
@@ -251,7 +252,8 @@ def test_summary_plot_marks_undefined_intervals_and_draws_whole_error_bars(study
     """A method without intervals left an empty slot; bars over 4 of 12 looked complete.
 
     Tick labels must give the summary's ``undefined`` share, a bar without coverage must
-    read "none", and the y axis must hold every coverage + 2 MC s.e.
+    read "none", and the y axis must hold every error bar whole: coverage ± 2 MC s.e.,
+    clipped to [0, 1] (the bar of naive_points reaches 100 %).
     """
     s = summarize(_part_undefined(study))
     ax = plot_summary(s, targets=["err_xy"])
@@ -263,7 +265,14 @@ def test_summary_plot_marks_undefined_intervals_and_draws_whole_error_bars(study
     lo, hi = ax.get_xlim()
     assert lo < ax.texts[0].get_position()[0] < hi
     part = s.sel(target="err_xy")
-    assert ax.get_ylim()[1] >= np.nanmax(part["coverage"] + 2 * part["coverage_se"])
+    coverage, se = part["coverage"].values, part["coverage_se"].values
+    high = np.clip(coverage + 2 * se, 0.0, 1.0)
+    assert np.nanmax(high) == 1.0  # a bar that reaches 100 %: its cap must show
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    (segments,) = bars.lines[2]
+    tops = [seg[:, 1].max() for seg in segments.get_segments() if len(seg)]  # none: no bar
+    np.testing.assert_allclose(tops, high[np.isfinite(coverage)])
+    assert 1.0 < ax.get_ylim()[1] <= 1.1
     assert "nominal 90%" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 

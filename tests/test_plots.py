@@ -22,7 +22,7 @@ def test_plot_block_losses_draws_sorted_means_with_labels():
     # means per source (4, 1, 1) sorted ascending: b and c (1.0) before a (4.0)
     np.testing.assert_allclose(sorted(line.get_ydata()), [1.0, 1.0, 4.0])
     assert line.get_ydata()[-1] == 4.0
-    assert ax.get_ylabel() == "mean squared loss ± 1 SE"
+    assert ax.get_ylabel() == "mean squared error ± 1 SE"
     assert "source" in ax.get_xlabel()
     plt.close(ax.figure)
 

@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from bayescv.compare._results import expect
-from bayescv.plots import _loss_label
+from bayescv.plots import _loss_noun
 
 __all__ = [
     "plot_coverage",
@@ -374,7 +374,7 @@ def plot_intervals(
     total = study.sizes["replicate"]
     first = f"first {order.size} of {total} replicates" if order.size < total else "replicate"
     ax.set_xlabel(f"{first} (sorted by {target})")
-    ax.set_ylabel(_loss_label(study.attrs.get("loss_name")) or "loss")
+    ax.set_ylabel(_loss_noun(study.attrs.get("loss_name")))  # "pinball loss", not "pinball"
     ax.legend(fontsize="small")
     return ax
 
@@ -392,6 +392,10 @@ def plot_summary(
     so under its name, and a bar without a coverage (no replicate with an interval) reads
     "none" where it would stand. The bar of the target each method's intervals are for (its
     ``method_target``) is outlined.
+
+    The error bars are, as in :func:`plot_coverage`, the summary's ``coverage_se`` twice on
+    either side, clipped to [0, 1]: near 100 % the bar would otherwise reach past it. The y
+    axis runs from 0 to a little above 1, so that a bar ending at 100 % shows whole.
 
     Parameters
     ----------
@@ -419,15 +423,15 @@ def plot_summary(
         _, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4), layout="constrained")
     x = np.arange(len(names))
     width = 0.8 / max(len(targets), 1)
-    top = 1.0
     for i, target in enumerate(targets):
         part = summary.sel(method_name=names, target=target)
         offset = (i - (len(targets) - 1) / 2) * width
-        coverage = part["coverage"].values
-        top = np.fmax(top, np.nanmax(coverage + 2 * part["coverage_se"].values, initial=top))
+        coverage, se = part["coverage"].values, part["coverage_se"].values
+        # ±2 MC s.e. clipped to [0, 1], as plot_coverage's: no coverage lies outside
+        low, high = np.clip(coverage - 2 * se, 0.0, 1.0), np.clip(coverage + 2 * se, 0.0, 1.0)
         # the bar of the target a method's intervals are for is outlined
         own = part["method_target"].values == target if "method_target" in part.coords else 0
-        ax.bar(x + offset, coverage, width, yerr=2 * part["coverage_se"].values,
+        ax.bar(x + offset, coverage, width, yerr=[coverage - low, high - coverage],
                capsize=2, label=target, edgecolor="k", linewidth=1.5 * own)  # fmt: skip
         for at in (x + offset)[np.isnan(coverage)]:  # no interval in any replicate
             ax.text(at, 0.02, "none", rotation=90, ha="center", va="bottom", fontsize="small")
@@ -440,7 +444,7 @@ def plot_summary(
     ]
     ax.set_xticks(x, ticks, rotation=30, ha="right")
     ax.set_xlim(-0.5, len(names) - 0.5)  # all methods, those without a bar too
-    ax.set_ylim(0, float(top) + 0.05)  # every error bar whole
+    ax.set_ylim(0, 1.05)  # every (clipped) error bar whole, its cap at 100 % too
     ax.set_ylabel("coverage (±2 MC s.e.)")
     # Right of the axes: inside, it would hide the bars of low coverage; above, it lay under
     # any title set afterwards (ax.set_title), the two unreadable.

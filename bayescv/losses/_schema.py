@@ -60,7 +60,7 @@ def from_arrays(
         Repeated CV re-partitions the same data, bootstrap replicates resample it,
         independent replicates are new data.
     loss_name : str, default "unknown"
-        Name of the loss function.
+        Name of the loss function; None means no name, as ``"unknown"`` does.
     loss_range : (float, float), optional
         The values the loss can take, recorded as the attribute ``loss_range``; a loss
         outside it is refused, and every interval stays inside it. Default: the range of a
@@ -92,6 +92,7 @@ def from_arrays(
         raise ValueError(
             f"unknown replicate kind {replicate_kind!r}; expected one of {REPLICATE_KINDS}"
         )
+    loss_name = "unknown" if loss_name is None else str(loss_name)  # None: no name, as default
     loss_arr = _real(loss)
     if loss_arr.size == 0:
         raise ValueError("empty input: the loss table needs at least one loss")
