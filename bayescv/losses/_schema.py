@@ -35,7 +35,7 @@ def from_arrays(
     index: Any = None,
     scheme: str | None = None,
     replicate_kind: str | None = None,
-    loss_name: str = "unknown",
+    loss_name: str | None = "unknown",
     loss_range: Any = None,
     attrs: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
