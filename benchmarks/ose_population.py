@@ -53,6 +53,7 @@ import xarray as xr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import load_average, machine_info, write_results  # house helpers
 
+from bayescv.bayes import Priors
 from bayescv.compare import MultiSourceLinear, ResampledSources, run_study
 
 METHODS = ["bayes_hier", "theta_B", "naive_points"]
@@ -73,11 +74,15 @@ PACKAGES = ("numpy", "scikit-learn", "pymc", "nutpie", "arviz", "bayescv")
 def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
     """One study of sources redrawn, ``bayes_hier`` with the population named."""
     # named explicitly: the default, population="auto", takes the lognormal one for squared errors
-    options = {"bayes_hier": {"population": population}}
+    options: dict[str, Any] = {"bayes_hier": {"population": population}}
+    if args.tau_sd is not None:  # a sensitivity check of τ's prior scale, not a default
+        options["bayes_hier"]["priors"] = Priors(tau_sd=args.tau_sd)
     store = None
     if args.store is not None:
         args.store.mkdir(parents=True, exist_ok=True)
         suffix = "" if args.loss == "squared" else f"_{args.loss}"
+        if args.tau_sd is not None:
+            suffix += f"_tau{args.tau_sd:g}".replace(".", "p")
         store = args.store / f"{args.scenario}{suffix}_k{k}_{population}.nc"
     if args.scenario == "star":
         scenario = ResampledSources.star(design="sources_redrawn", n_sources=k)
@@ -86,11 +91,17 @@ def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
     else:  # the heavy-tail family of the catalogue, "multi-source-student-t", sources redrawn
         sizes = list(range(20, 20 + 10 * k, 10))
         scenario = MultiSourceLinear(k, sizes, noise_df=3.0, design="sources_redrawn")
-    return run_study(
+    st = run_study(
         scenario, methods=METHODS, n_replicates=args.replicates, random_state=args.seed,
         n_jobs=args.n_jobs, store=store, method_options=options or None, loss=args.loss,
         progress=not args.no_progress,
     )  # fmt: skip
+    # The time the study itself took, when it ran (a study loaded whole from its store keeps
+    # the wall time of the run that wrote it; the report's own wall time is then seconds).
+    st.attrs["study_time_s"] = (
+        float(xr.open_dataset(store).attrs["wall_time_s"]) if store else st.attrs["wall_time_s"]
+    )
+    return st
 
 
 def rows(st: xr.Dataset) -> dict[str, dict[str, Any]]:
@@ -114,7 +125,32 @@ def rows(st: xr.Dataset) -> dict[str, dict[str, Any]]:
             "width": float(np.mean(hi - lo)),
             "not_converged": int(sum("not_converged" in f for f in flags)),
         }
-    return {"truth_ose": truth, "replicates": r, "rows": out}
+    return {"truth_ose": truth, "replicates": r, "rows": out, "draws": draws(st, truth)}
+
+
+def draws(st: xr.Dataset, truth: float) -> dict[str, dict[str, float]]:
+    """What the sources drawn look like where ``bayes_ose`` misses low, misses high, covers.
+
+    Per group of data sets: their number, the median ratio of the plain mean of the drawn
+    sources' block means to the truth, and the median standard deviation of the log block
+    means (how far apart the drawn sources are).
+    """
+    sel = {"method_name": "bayes_ose"}
+    lo, hi = st["lower"].sel(sel).values, st["upper"].sel(sel).values
+    means = (st["block_S"] / st["block_n"]).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.log(means).std(axis=1, ddof=1)  # NaN for a block mean of 0
+    ratio = means.mean(axis=1) / truth
+    groups = {"below": hi < truth, "above": lo > truth}
+    groups["covered"] = ~(groups["below"] | groups["above"])
+    return {
+        name: {
+            "n": int(mask.sum()),
+            "mean_over_truth": float(np.median(ratio[mask])) if mask.any() else float("nan"),
+            "sd_log_means": float(np.nanmedian(spread[mask])) if mask.any() else float("nan"),
+        }
+        for name, mask in groups.items()
+    }
 
 
 def markdown(res: dict[str, Any]) -> str:
@@ -122,7 +158,8 @@ def markdown(res: dict[str, Any]) -> str:
         f"# {res['name']}: the error on new sources under a normal and a lognormal population",
         "",
         f"Run on {res['started']} with `{res['command']}`: wall time "
-        f"{res['total_runtime_s']:.0f} s ({res['total_runtime_s'] / 60:.1f} min); load average "
+        f"{res['total_runtime_s']:.0f} s ({res['total_runtime_s'] / 60:.1f} min; the studies "
+        f"took {sum(c['study_time_s'] for c in res['cells']):.0f} s when they ran); load average "
         f"{res['load_before']:.2f} before, {res['load_after']:.2f} after; "
         + ", ".join(f"{k} {v}" for k, v in res["machine"].items()),
         "",
@@ -130,7 +167,13 @@ def markdown(res: dict[str, Any]) -> str:
         + f" {res['loss'].capitalize()} error, leave one source out; `bayes_hier` with B = 50 bootstrap "
         "replicates and the population named, on the same data sets under both populations. "
         "Truth `ose`: the mean over data sets of `ose_cv` (the K fold models' error on the "
-        "sources left out, sources weighted equally). 95 % intervals.",
+        "sources left out, sources weighted equally). 95 % intervals."
+        + (
+            f" Priors(tau_sd={res['tau_sd']:g}) for both populations: a sensitivity check of "
+            "τ's prior scale (the default is 2)."
+            if res.get("tau_sd") is not None
+            else ""
+        ),
         "",
         "| K | population | row | coverage of ose % | interval below / above truth % "
         "| centre offset (posterior sd) | mean width | not converged |",
@@ -145,6 +188,21 @@ def markdown(res: dict[str, Any]) -> str:
                 f"{r['offset']:+.2f} ± {r['offset_se']:.2f} | {r['width']:.4g} | "
                 f"{r['not_converged']} |"
             )
+    lines += [
+        "",
+        "The sources drawn where `bayes_ose` misses: per group of data sets, their number, the "
+        "median ratio of the plain mean of the drawn sources' block means to the truth, and the "
+        "median standard deviation of the log block means.",
+        "",
+        "| K | population | interval below truth | above truth | covered |",
+        "|---|---|---|---|---|",
+    ]
+    for cell in res["cells"]:
+        parts = [
+            f"{g['n']}: {g['mean_over_truth']:.2f}, sd {g['sd_log_means']:.2f}" if g["n"] else "0"
+            for g in (cell["draws"][k] for k in ("below", "above", "covered"))
+        ]
+        lines.append(f"| {cell['k']} | {cell['population']} | " + " | ".join(parts) + " |")
     lines += ["", "Truth `ose` per K: " + "; ".join(
         f"K = {c['k']}: {c['truth_ose']:.4g} ({c['replicates']} data sets)"
         for c in res["cells"] if c["population"] == "normal"
@@ -164,6 +222,10 @@ def main(argv: list[str] | None = None) -> None:
         "--loss", choices=["squared", "absolute"], default="squared",
         help="absolute: the STAR scenario only (its truth is each school's mean loss)",
     )  # fmt: skip
+    parser.add_argument(
+        "--tau-sd", type=float, default=None,
+        help="Priors(tau_sd=...) for both populations (a sensitivity check; default: 2)",
+    )  # fmt: skip
     parser.add_argument("--name", help="default ose_population_{scenario}[_{loss}]")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
@@ -176,6 +238,7 @@ def main(argv: list[str] | None = None) -> None:
         "name": args.name,
         "scenario": args.scenario,
         "loss": args.loss,
+        "tau_sd": args.tau_sd,
         "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": "python benchmarks/ose_population.py " + " ".join(argv or sys.argv[1:]),
         "load_before": load_average(),
@@ -187,7 +250,10 @@ def main(argv: list[str] | None = None) -> None:
         for population in ("normal", "lognormal"):
             st = study(k, population, args)
             by_population[population] = st
-            res["cells"].append({"k": k, "population": population, **rows(st)})
+            res["cells"].append(
+                {"k": k, "population": population, "study_time_s": st.attrs["study_time_s"],
+                 **rows(st)}
+            )  # fmt: skip
         same = [
             by_population[p]["estimate"].sel(method_name="bayes_expected_cv").values
             for p in ("normal", "lognormal")

@@ -186,3 +186,64 @@ def test_nested_quotes_the_batched_timing_of_bates_design():
     per_fit, batched = float(nested[1]), float(nested[2])
     quoted = f"{per_fit:.1f} s per data set one fit at a time, {batched:.1f} s batched"
     assert quoted in one_line(DOCS / "nested.md")
+
+
+def _lognormal_cells(name: str) -> tuple[list[str], list[str]]:
+    """The lognormal population's bayes_ose row and its row of the draws table."""
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in (RESULTS / name).read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and "| lognormal |" in line
+    ]
+    (ose,) = [r for r in rows if r[2] == "bayes_ose"]
+    (draws,) = [r for r in rows if len(r) == 5]
+    return ose, draws
+
+
+def test_bayes_quotes_the_few_schools_and_absolute_error_studies():
+    """docs/bayes.md, "A lognormal population of sources": K = 5, absolute errors, τ's scale."""
+    text = one_line(DOCS / "bayes.md")
+    ose, draws = _lognormal_cells("ose_population_star_absolute.md")
+    assert draws[3] == "11: 1.22, sd 0.28"
+    assert draws[2] == "7: 0.85, sd 0.17"
+    assert draws[4].endswith("sd 0.23")
+    assert "1.22 times the truth (median over those 11 data sets)" in text
+    assert "log means 0.17, against 0.23 where it covers" in text
+    ose, draws = _lognormal_cells("ose_population_star_k5.md")
+    assert ose[3:6] == ["91.0 ± 2.0", "3.0 / 6.0", "-0.24 ± 0.06"]
+    assert "the lognormal one 91.0 ± 2.0 % (3.0 / 6.0, centre −0.24 ± 0.06 sd)" in text
+    assert draws[3].startswith("12: 1.68,")
+    assert "1.68 times the truth (median over those 12 data sets" in text
+    assert float(ose[6]) == 27010.0
+    ose, draws = _lognormal_cells("ose_population_star_absolute_k5.md")
+    assert ose[3:5] == ["88.5 ± 2.3", "5.0 / 6.5"]
+    assert draws[3].startswith("13: 1.32,")
+    assert "88.5 ± 2.3 % (5.0 / 6.5)" in text
+    ose, _ = _lognormal_cells("ose_population_star_k5_tau4.md")
+    assert ose[3:5] == ["90.5 ± 2.1", "2.5 / 7.0"]
+    assert float(ose[6]) == 1.37e05
+    assert "90.5 ± 2.1 % (2.5 / 7.0), with intervals five times as wide" in text
+    assert "(mean width 137,000 against 27,010)" in text
+
+
+def test_bayes_quotes_the_shape_of_the_star_school_means():
+    """Skewness and excess kurtosis of the log school means (79 STAR schools, ridge, LOSO)."""
+    import numpy as np
+    from scipy import stats
+    from sklearn.linear_model import Ridge
+
+    import bayescv
+
+    star = bayescv.load_star()
+    shape = {}
+    for loss in ("squared", "absolute"):
+        cvs = bayescv.cross_val_losses(
+            Ridge(), star.data, star.target, groups=star.groups, loss=loss, random_state=0
+        )
+        logs = np.log(cvs["loss"].groupby("block").mean().values)
+        shape[loss] = (round(stats.skew(logs), 2), round(stats.kurtosis(logs), 2))
+    assert shape == {"squared": (0.70, 1.08), "absolute": (0.96, 1.82)}
+    assert (
+        "skewness 0.96 and excess kurtosis 1.82 of the log school means of absolute errors, "
+        "0.70 and 1.08 for squared errors" in one_line(DOCS / "bayes.md")
+    )
