@@ -133,10 +133,28 @@ def test_population_check_tells_the_normal_population_from_the_lognormal(skewed_
     # A normal population makes symmetric sets of sources: the observed skew is beyond them.
     assert p_normal < 0.01
     assert 0.05 < p_log < 0.95
-    # The same-source replicates are the normal model's under both populations.
+    # The replicated within-source variances are the normal model's under both populations;
+    # the pooled source means and replicated block means come from the log-scale fit.
     np.testing.assert_array_equal(
-        normal.posterior_predictive["ybar"].values, auto.posterior_predictive["ybar"].values
+        normal.posterior_predictive["W"].values, auto.posterior_predictive["W"].values
     )
+    assert (auto.posterior["mu_pooled"].values > 0).all()
+    assert (auto.posterior_predictive["ybar"].values > 0).all()
+    # The source with the highest error has the most variable block mean: the normal
+    # hierarchy shrinks it most, the log-scale one (relative spread alike) much less.
+    top = int(np.argmax(skewed_sources["loss"].groupby("block").mean().values))
+    pooled = {
+        name: float(idata.posterior["mu_pooled"].isel(block=top).mean())
+        for name, idata in (("normal", normal), ("lognormal", auto))
+    }
+    assert pooled["lognormal"] > pooled["normal"]
+    # A lognormal model fitted to data from a lognormal population reproduces the spread of
+    # the observed sources and each one's mean.
+    check = predictive_check(auto)
+    assert 0.05 < float(check["p_value"].sel(check="spread")) < 0.95
+    means = check.where(check["statistic"] == "mean", drop=True)["p_value"]
+    assert float(means.min()) > 0.005
+    assert float(means.max()) < 0.995
     axes = plot_population_check(auto)
     assert "lognormal population" in axes[0].get_legend().get_texts()[0].get_text()
     assert f"p = {p_log:.2f}" in axes[1].get_title()

@@ -237,17 +237,30 @@ def test_bayes_population_check_numbers_come_from_the_example(bayes_page):
     assert "replicated −0.00 [−0.66, 0.68], p < 0.001" in text
     assert [mean, lo, hi] == pytest.approx([0.0, -0.66, 0.68], abs=0.1)
     assert p < 0.001
-    # The same-source misfit: school 30, shrunk by the normal hierarchy.
-    row = lognormal.sel(check="mean[30]")
+    # The same-source misfit under the normal population: school 30, shrunk by the normal
+    # hierarchy; the lognormal population's pooled means reproduce it.
+    row = normal.sel(check="mean[30]")
     assert "(17,640)" in text
     assert "replicated mean of 7,994" in text
     assert f"{float(row['observed']):,.0f}" == "17,640"
     assert float(row["predictive_mean"]) == pytest.approx(7994, rel=0.03)
     assert float(row["p_value"]) < 0.001
-    spread = lognormal.sel(check="spread")
+    spread = normal.sel(check="spread")
     assert "p = 0.0008 for the spread" in text
     assert "1,729 [1,411, 2,089]" in text
     assert float(spread["p_value"]) < 0.005
+    row = lognormal.sel(check="mean[30]")
+    assert "school 30 is replicated at 15,258 (p = 0.18)" in text
+    assert float(row["predictive_mean"]) == pytest.approx(15258, rel=0.03)
+    assert float(row["p_value"]) == pytest.approx(0.18, abs=0.05)
+    spread = lognormal.sel(check="spread")
+    assert "the spread at 2,293 [1,862, 2,845] (p = 0.43)" in text
+    assert [float(spread[v]) for v in ("predictive_mean", "lower", "upper")] == pytest.approx(
+        [2293, 1862, 2845], rel=0.03
+    )
+    same = lognormal.where(lognormal["statistic"].isin(["mean", "within_var"]), drop=True)
+    assert float(same["p_value"].min()) >= 0.01
+    assert float(same["p_value"].max()) <= 0.99
 
 
 def test_bayes_normal_population_numbers_come_from_the_same_fit(bayes_page):

@@ -24,7 +24,7 @@ import xarray as xr
 
 from bayescv.bayes._coordinates import natural_params
 from bayescv.bayes._new_sources import lognormal_new_sources
-from bayescv.bayes._posterior import dataset, parameters
+from bayescv.bayes._posterior import dataset, derived_quantities, parameters, predictive
 from bayescv.bayes._samplers import SAMPLE
 from bayescv.bayes._stats import CollapsedStats, _scales
 from bayescv.bayes.model import get_model, model_data
@@ -191,6 +191,37 @@ def add_population(
         stats["diverging"] = xr.DataArray(both, dims=stats["diverging"].dims)
 
 
+def pooled_sources(
+    p_log: dict, log_stats: CollapsedStats, stats: CollapsedStats, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw pooled source means and same-source replicates under the lognormal population.
+
+    The log-scale fit's λ_k | data (Matheron's rule, as
+    :func:`bayescv.bayes._posterior.derived_quantities` draws μ_k under the normal population)
+    gives the pooled source means exp(λ_k); replicated block means are drawn around λ_k on
+    the log scale with the log-scale fit's Σ / c and mapped back with the bias correction
+    b_k of :func:`log_scale` taken off, as for new sources
+    (:func:`~bayescv.bayes._new_sources.lognormal_new_sources`).
+
+    Parameters
+    ----------
+    p_log : dict of ndarray
+        The log-scale fit's parameters (:func:`bayescv.bayes._posterior.parameters`).
+    log_stats, stats : CollapsedStats
+        The design on the log scale and on the losses' scale.
+    rng : numpy.random.Generator
+        Source of the draws.
+
+    Returns
+    -------
+    mu_pooled, ybar : ndarray of shape (chain, draw, K)
+    """
+    log_pooled = derived_quantities(p_log, log_stats, rng)["mu_pooled"]
+    log_ybar = predictive(p_log, {"mu_pooled": log_pooled}, log_stats, rng)["ybar"]
+    bias = log_stats.ybar - np.log(stats.ybar)
+    return np.exp(log_pooled), np.exp(log_ybar - bias)
+
+
 def fit_population(
     idata,
     stats: CollapsedStats,
@@ -204,8 +235,9 @@ def fit_population(
     """Fit the model to the log block means and put the lognormal targets into `idata`.
 
     The log-scale statistics go through the same compiled density as the block means (no
-    new compilation). The posterior predictive's new sources (``ybar_new``) are redrawn from
-    the lognormal population. `settings` holds the first fit's ``draws``, ``tune``, ``chains``,
+    new compilation). The partially pooled source means (``mu_pooled``), the posterior
+    predictive's replicated block means (``ybar``) and its new sources (``ybar_new``) are
+    redrawn from the lognormal population; ``W``'s replicates stay the normal model's. `settings` holds the first fit's ``draws``, ``tune``, ``chains``,
     ``target_accept``, ``n_jobs`` and ``progress``.
     """
     log_stats = log_scale(stats)
@@ -219,8 +251,15 @@ def fit_population(
     params = natural_params(log_stats.scheme, data, values)
     # The replicated new sources of the predictive check, drawn from this population.
     p_log = parameters(dataset({**values, **params}, log_stats.labels), log_stats)
-    ybar_new = lognormal_new_sources(p_log, log_stats, stats, rng.spawn(1)[0])
-    idata.posterior_predictive["ybar_new"] = (("chain", "draw", "block"), ybar_new)
+    # Spawned streams: the draws of the normal model's other quantities stay as they were.
+    new_rng, pooled_rng = rng.spawn(2)
+    dims = ("chain", "draw", "block")
+    idata.posterior_predictive["ybar_new"] = (
+        dims, lognormal_new_sources(p_log, log_stats, stats, new_rng)
+    )  # fmt: skip
+    pooled, ybar = pooled_sources(p_log, log_stats, stats, pooled_rng)
+    idata.posterior["mu_pooled"] = (dims, pooled)
+    idata.posterior_predictive["ybar"] = (dims, ybar)
     scaled = priors.scaled_to(log_stats.scales, log_stats.n_blocks)
     prior = priors.draw(scaled, log_stats.n_blocks, prior_draws, rng, scheme=log_stats.scheme)
     diverging = np.asarray(sample_stats["diverging"].values, dtype=bool)

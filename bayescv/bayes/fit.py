@@ -154,10 +154,9 @@ def fit(
         Groups ``posterior`` (sampled ``*_z`` coordinates and ``rho_b``; ``mu0``, ``tau``, ``nu``,
         ``gamma_sd``, ``rho``; derived ``omega``, ``sigma2``, ``theta``, ``mu``,
         ``mu_pooled``, ``expected_cv`` and, CVS only, ``ose`` and ``new_source``),
-        ``sample_stats`` (its attrs hold the diagnostics and the sampler used),
-        ``log_likelihood`` (``W`` per block, ``ebar``, ``scatter``), ``prior``,
-        ``prior_predictive``, ``posterior_predictive`` (``ybar``, ``W``), ``observed_data``
-        and ``constant_data``.
+        ``sample_stats`` (diagnostics, sampler), ``log_likelihood`` (``W`` per block, ``ebar``,
+        ``scatter``), ``prior``, ``prior_predictive``, ``posterior_predictive`` (``ybar``,
+        ``W``; CVS: ``ybar_new``, new sources), ``observed_data`` and ``constant_data``.
 
     Raises
     ------
@@ -189,11 +188,12 @@ def fit(
     posterior mean is μ̂ itself and its posterior variance is E[θ].
 
     ``mu_pooled`` are the partially pooled source means under μ_k ~ N(μ₀, τ²). ``ose`` = μ₀
-    is the out-of-source error of Geras & Sutton (2013, eq. 3), the mean error over the population of sources
+    is Geras & Sutton's (2013, eq. 3) out-of-source error, the mean error over the sources
     (a fixed number): its posterior variance, about (τ² + Σ_kk) / K for K sources, carries
     the between-source heterogeneity τ² / K that θ leaves out. ``new_source`` = μ₀ + τ z,
     z ~ N(0, 1), is the (predictive) error level of one new source: it carries τ² itself.
-    Under the lognormal population (log μ_k ~ N(α, τ²)): exp(α + τ²/2) and exp(α + τ z).
+    Under the lognormal population (log μ_k ~ N(α, τ²)): exp(α + τ²/2), exp(α + τ z), and
+    ``mu_pooled`` and the replicated ``ybar`` pooled on the log scale.
 
     Examples
     --------
