@@ -23,6 +23,7 @@ from bayescv.bayes import (
 )
 from bayescv.bayes._samplers import resolve_sampler
 from bayescv.bayes._stats import collapse, gamma_matrix, sigma_matrix
+from bayescv.bayes.checks import POPULATION_STATISTICS
 from bayescv.bayes.model import model_data
 from bayescv.bayes.simulate import simulate_losses
 from bayescv.losses import from_arrays, stack_replicates
@@ -355,8 +356,7 @@ def test_predictive_check_and_plot(fitted):
         "mean",
         "within_var",
         "spread",
-        "new_sources_spread",
-        "new_sources_skewness",
+        *POPULATION_STATISTICS,
     }
     # Observed statistics from the data themselves: mean losses and W_k / (n_k − 1).
     obs = fitted.observed_data

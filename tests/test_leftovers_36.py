@@ -70,13 +70,19 @@ def test_plot_ppc_marks_the_loss_range():
     from bayescv.bayes import fit, plot_ppc
     from bayescv.losses import from_arrays
 
-    # Skewed squared errors in small blocks: the Gaussian model's predictive interval of a
-    # block mean reaches below 0, where no mean squared error can lie.
+    # Skewed squared errors in small blocks: the normal population's predictive interval of a
+    # block mean reaches below 0, where no mean squared error can lie. (The default for
+    # squared errors, a lognormal population, replicates the block means on the log scale:
+    # they stay above 0.)
     rng = np.random.default_rng(0)
     block = np.repeat(np.arange(6), 8)
     loss = rng.exponential(1.0, block.size) ** 2
-    idata = fit(from_arrays(loss, block, scheme="source", loss_name="squared"), random_state=1)
+    table = from_arrays(loss, block, scheme="source", loss_name="squared")
+    idata = fit(table, random_state=1, population="normal")
     assert idata.sample_stats.attrs["loss_range"][0] == 0.0
+    default = fit(table, random_state=1)
+    assert default.sample_stats.attrs["population"] == "lognormal"
+    assert float(default.posterior_predictive["ybar"].min()) > 0
     axes = plot_ppc(idata)
     try:
         lows = [line.get_segments() for line in axes[0].collections]
