@@ -5,6 +5,7 @@ Run from the repository root (about 10 minutes per K and population on 2 cores):
     python benchmarks/ose_population.py --k 10,20 --replicates 200 --n-jobs 2 --store /tmp/ose
     python benchmarks/ose_population.py --scenario linear --k 10 --replicates 200 --n-jobs 2
     python benchmarks/ose_population.py --loss absolute --k 10 --replicates 200 --n-jobs 2
+    python benchmarks/ose_population.py --scenario logistic --loss log_loss --k 10
 
 Scenarios, sources redrawn in every data set (Geras & Sutton 2013, §6.1), squared error
 (``--loss absolute``: absolute error, STAR only, whose truths hold for any loss), leave one
@@ -19,6 +20,10 @@ source out:
 * ``student-t``: the same with sources of 20, 30, ... points and Student-t noise of 3
   degrees of freedom (the catalogue's ``multi-source-student-t``): heavy-tailed squared
   errors.
+* ``logistic`` (``--loss log_loss`` only): :class:`bayescv.compare.MultiSourceErrorRate`
+  with a Bayes error of 0.18 and ``heterogeneity=0.2`` (sources whose error rates differ),
+  K new sources of 50 points, its logistic regression, log loss; the truths are its test
+  draws' mean losses (2,000 points per new source).
 
 Methods:
 ``bayes_hier`` (B = 50 bootstrap replicates, sampler ``auto``), once with
@@ -54,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import load_average, machine_info, write_results  # house helpers
 
 from bayescv.bayes import Priors
-from bayescv.compare import MultiSourceLinear, ResampledSources, run_study
+from bayescv.compare import MultiSourceErrorRate, MultiSourceLinear, ResampledSources, run_study
 
 METHODS = ["bayes_hier", "theta_B", "naive_points"]
 SCENARIO_TEXT = {
@@ -66,7 +71,12 @@ SCENARIO_TEXT = {
     "student-t": '`MultiSourceLinear(K, [20, 30, ...], noise_df=3, design="sources_redrawn")`: '
     "K new sources of 20, 30, ... points per data set, Student-t noise with 3 degrees of "
     "freedom scaled to sd 1 (squared errors of infinite variance), least squares.",
+    "logistic": '`MultiSourceErrorRate(0.18, n_sources=K, points_per_source=50, design="sources_'
+    'redrawn", heterogeneity=0.2)`: K new logistic sources of 50 points per data set, their '
+    "error rates spread (logit sd about 0.3), logistic regression.",
 }
+#: How the reports name each loss.
+LOSS_TEXT = {"squared": "Squared error", "absolute": "Absolute error", "log_loss": "Log loss"}
 ROWS = ("bayes_ose", "bayes_new_source", "naive_points")
 PACKAGES = ("numpy", "scikit-learn", "pymc", "nutpie", "arviz", "bayescv")
 
@@ -86,6 +96,10 @@ def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
         store = args.store / f"{args.scenario}{suffix}_k{k}_{population}.nc"
     if args.scenario == "star":
         scenario = ResampledSources.star(design="sources_redrawn", n_sources=k)
+    elif args.scenario == "logistic":
+        scenario = MultiSourceErrorRate(
+            0.18, n_sources=k, points_per_source=50, design="sources_redrawn", heterogeneity=0.2
+        )
     elif args.scenario == "linear":
         scenario = MultiSourceLinear(k, 50, design="sources_redrawn")
     else:  # the heavy-tail family of the catalogue, "multi-source-student-t", sources redrawn
@@ -125,7 +139,14 @@ def rows(st: xr.Dataset) -> dict[str, dict[str, Any]]:
             "width": float(np.mean(hi - lo)),
             "not_converged": int(sum("not_converged" in f for f in flags)),
         }
-    return {"truth_ose": truth, "replicates": r, "rows": out, "draws": draws(st, truth)}
+    n, total, within = (st[v].values for v in ("block_n", "block_S", "block_W"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # The delta-method standard error of log ē_k: the block's relative standard error.
+        log_se = np.sqrt(within / (n - 1) / n) / (total / n)
+    return {
+        "truth_ose": truth, "replicates": r, "rows": out, "draws": draws(st, truth),
+        "log_mean_se": float(np.nanmedian(log_se[np.isfinite(log_se)])),
+    }  # fmt: skip
 
 
 def draws(st: xr.Dataset, truth: float) -> dict[str, dict[str, float]]:
@@ -164,7 +185,7 @@ def markdown(res: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in res["machine"].items()),
         "",
         SCENARIO_TEXT[res["scenario"]]
-        + f" {res['loss'].capitalize()} error, leave one source out; `bayes_hier` with B = 50 bootstrap "
+        + f" {LOSS_TEXT[res['loss']]}, leave one source out; `bayes_hier` with B = 50 bootstrap "
         "replicates and the population named, on the same data sets under both populations. "
         "Truth `ose`: the mean over data sets of `ose_cv` (the K fold models' error on the "
         "sources left out, sources weighted equally). 95 % intervals."
@@ -203,6 +224,15 @@ def markdown(res: dict[str, Any]) -> str:
             for g in (cell["draws"][k] for k in ("below", "above", "covered"))
         ]
         lines.append(f"| {cell['k']} | {cell['population']} | " + " | ".join(parts) + " |")
+    lines += [
+        "",
+        "The standard error of one source's log mean (delta method, sqrt(W / (n − 1) / n) / ē), "
+        "median over sources and data sets: "
+        + "; ".join(
+            f"K = {c['k']}: {c['log_mean_se']:.3f}" for c in res["cells"]
+            if c["population"] == "normal"
+        ) + ".",
+    ]  # fmt: skip
     lines += ["", "Truth `ose` per K: " + "; ".join(
         f"K = {c['k']}: {c['truth_ose']:.4g} ({c['replicates']} data sets)"
         for c in res["cells"] if c["population"] == "normal"
@@ -219,8 +249,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, help="directory for the studies (resumable)")
     parser.add_argument("--scenario", choices=sorted(SCENARIO_TEXT), default="star")
     parser.add_argument(
-        "--loss", choices=["squared", "absolute"], default="squared",
-        help="absolute: the STAR scenario only (its truth is each school's mean loss)",
+        "--loss", choices=sorted(LOSS_TEXT), default="squared",
+        help="absolute: the STAR scenario only (its truth is each school's mean loss); "
+        "log_loss: the logistic scenario only",
     )  # fmt: skip
     parser.add_argument(
         "--tau-sd", type=float, default=None,
@@ -229,8 +260,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", help="default ose_population_{scenario}[_{loss}]")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    if args.loss != "squared" and args.scenario != "star":
+    if args.loss == "absolute" and args.scenario != "star":
         parser.error("--loss absolute needs --scenario star (exact truths for any loss)")
+    if (args.loss == "log_loss") != (args.scenario == "logistic"):
+        parser.error("--scenario logistic takes --loss log_loss, and log_loss needs it")
     suffix = "" if args.loss == "squared" else f"_{args.loss}"
     args.name = args.name or f"ose_population_{args.scenario}{suffix}"
     started = time.perf_counter()

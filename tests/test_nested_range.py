@@ -178,7 +178,11 @@ def test_perfect_classifier_gets_wilsons_bound_for_zero_errors(level):
     # for 0 errors in N = 150 points is [0, z²/(N + z²)], about 3.84/154 = 0.025 at 95 %.
     X, y = load_iris(return_X_y=True)
     model = make_pipeline(StandardScaler(), LogisticRegression())
-    res = nested_cv(model, X, (y == 0).astype(int), n_splits=3, n_repeats=1, level=level)
+    # A seed: with unseeded splits an inner fold of about 67 points now and then let one
+    # point cross the boundary (a fresh-clone CI run saw err_ncv = 1/300).
+    res = nested_cv(
+        model, X, (y == 0).astype(int), n_splits=3, n_repeats=1, level=level, random_state=0
+    )
     estimate, lower, upper, _, flag = values(res)
     z = stats.norm.ppf(0.5 + level / 2)
     assert (float(res["err_ncv"]), float(res["err_cv"])) == (0.0, 0.0)
