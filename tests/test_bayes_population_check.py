@@ -242,3 +242,27 @@ def test_cli_prints_the_population_check_and_draws_it(skewed_sources, tmp_path, 
     assert check["new_sources_skewness"]["observed"] == pytest.approx(
         st.skew(skewed_sources["loss"].groupby("block").mean().values)
     )
+
+
+def test_cli_hint_fits_the_population_fitted(capsys):
+    # An extreme p-value under the normal population points at --population lognormal; under
+    # the lognormal population, which is then the one fitted, at the docs' limits instead.
+    from bayescv.cli.bayes import _print_population_check
+
+    extreme = {
+        "new_sources_spread": {"observed": 1.0, "p_value": 0.4},
+        "new_sources_skewness": {"observed": 3.0, "p_value": 0.004},
+    }
+    _print_population_check(extreme, {"population": "normal"})
+    out = capsys.readouterr().out
+    assert "from the normal population): spread p = 0.400, skewness p = 0.004" in out
+    assert "try --population lognormal" in out
+    _print_population_check(extreme, {"population": "lognormal"})
+    out = capsys.readouterr().out
+    assert "for its limits" in out
+    assert "try --population lognormal" not in out
+    calm = {"new_sources_spread": {"observed": 1.0, "p_value": 0.4}}
+    _print_population_check(calm, {"population": "normal"})
+    assert "below 0.01" not in capsys.readouterr().out
+    _print_population_check({}, {"population": "normal"})  # random K-fold: no population
+    assert capsys.readouterr().out == ""

@@ -365,10 +365,15 @@ def _print_population_check(population: dict, diag: dict) -> None:
         f"{diag.get('population', 'normal')} population): {parts}"
     )
     if any(not 0.01 <= v["p_value"] <= 0.99 for v in population.values()):
+        lognormal = diag.get("population") == "lognormal"
         print(
             "  a p-value below 0.01 or above 0.99: the observed sources do not look like a "
-            "draw from this population (for positive losses skewed to the right, try "
-            "--population lognormal)"
+            "draw from this population"
+            + (
+                " (see the docs, 'A lognormal population of sources', for its limits)"
+                if lognormal
+                else " (for positive losses skewed to the right, try --population lognormal)"
+            )
         )
 
 
