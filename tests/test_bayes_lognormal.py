@@ -98,6 +98,10 @@ def test_lognormal_fit_replaces_only_ose_and_new_source(fits):
         np.testing.assert_array_equal(post[name].values, normal.posterior[name].values)
     assert lognormal.sample_stats.attrs["population"] == "lognormal"
     assert normal.sample_stats.attrs["population"] == "normal"
+    # mu0 and tau are the normal model's, and say so (az.summary shows them beside ose)
+    assert "the normal model's mu0" in post["mu0"].attrs["description"]
+    assert "log_tau" in post["tau"].attrs["description"]
+    assert "description" not in normal.posterior["mu0"].attrs
     assert "log_mu0" in lognormal.prior
     assert "log_mu0" not in normal.posterior
 

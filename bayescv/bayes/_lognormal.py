@@ -185,6 +185,13 @@ def add_population(
         targets = population_targets(a, t, rng)
         for name, value in {**targets, "log_mu0": a, "log_tau": t}.items():
             group[name] = (("chain", "draw"), np.asarray(value, dtype=float))
+        # mu0 and tau stay the normal model's (behind θ and expected_cv): say so where a
+        # reader of the posterior would otherwise take mu0 for this population's mean.
+        for name, ours in (("mu0", "ose and log_mu0"), ("tau", "log_tau")):
+            if name in group:
+                group[name].attrs["description"] = (
+                    f"the normal model's {name}; the lognormal population's is {ours}"
+                )
     stats = idata.sample_stats
     if "diverging" in stats:
         both = np.asarray(stats["diverging"].values, dtype=bool) | np.asarray(diverging, bool)
