@@ -16,6 +16,21 @@ _LABELS = {
 }
 
 
+def _bins(draws: np.ndarray, observed: float) -> tuple[Any, bool]:
+    """Return the histogram's bins, and whether its axis is logarithmic.
+
+    With few sources a lognormal population's spread has a tail so long (τ rests on its
+    prior) that 40 bins over all draws put most of them in the first bin. Where the fullest
+    of those bins holds over a third of the draws and every value is positive, the bins are
+    spaced evenly on a log axis instead, which keeps every draw in view.
+    """
+    counts, _ = np.histogram(draws, bins=40)
+    if counts.max() <= draws.size / 3 or draws.min() <= 0 or observed <= 0:
+        return 40, False
+    lo, hi = min(draws.min(), observed), max(draws.max(), observed)
+    return np.geomspace(lo, hi, 41), True
+
+
 def plot_population_check(idata, *, axes: Any = None) -> Any:
     """Draw the population rows of the predictive check: observed sources against new ones.
 
@@ -23,16 +38,19 @@ def plot_population_check(idata, *, axes: Any = None) -> Any:
     standard deviation and skewness of the source means; skewness needs three sources): a
     histogram of the statistic over replicated data sets whose sources are new draws from
     the fitted population, the observed value as a line and its p-value in the title
-    (:func:`~bayescv.bayes.predictive_check`). An observed skewness far in the right tail
-    says the sources are more right-skewed than the population the fit assumes: under the
-    normal population, try ``fit(..., population="lognormal")`` for a positive loss.
+    (:func:`~bayescv.bayes.predictive_check`); a positive statistic whose draws have a
+    long tail (the spread, with few sources) is drawn on a log axis. An observed skewness far in
+    the right tail says the sources are more right-skewed than the population the fit
+    assumes: under the normal population, try ``fit(..., population="lognormal")`` for a
+    positive loss.
 
     Parameters
     ----------
     idata : arviz.InferenceData
         A CVS result of :func:`bayescv.bayes.fit` (random K-fold fits have no population).
     axes : sequence of matplotlib Axes, optional
-        One per statistic (two, or one with two sources); a new figure otherwise.
+        One per statistic (two; one with two sources or where every observed source mean
+        is equal, which leaves the skewness out); a new figure otherwise.
 
     Returns
     -------
@@ -84,9 +102,14 @@ def plot_population_check(idata, *, axes: Any = None) -> Any:
     for ax, stat in zip(axes, stats, strict=True):
         row = check.sel(check=stat)
         draws = replicated[stat][np.isfinite(replicated[stat])]
-        ax.hist(draws, bins=40, color="0.7", label=f"new sources ({population} population)")
-        ax.axvline(float(row["observed"]), color="C3", label="observed sources")
+        observed = float(row["observed"])
+        bins, log_axis = _bins(draws, observed)
+        ax.hist(draws, bins=bins, color="0.7", label=f"new sources ({population} population)")
+        ax.axvline(observed, color="C3", label="observed sources")
         title, xlabel = _LABELS[stat]
+        if log_axis:
+            ax.set_xscale("log")
+            xlabel += " (log scale)"
         ax.set_title(f"{title} (p = {float(row['p_value']):.2f})")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("posterior predictive draws")

@@ -365,15 +365,20 @@ def _print_population_check(population: dict, diag: dict) -> None:
         f"{diag.get('population', 'normal')} population): {parts}"
     )
     if any(not 0.01 <= v["p_value"] <= 0.99 for v in population.values()):
-        lognormal = diag.get("population") == "lognormal"
+        fitted = diag.get("population", "normal")
+        if fitted == "lognormal":
+            hint = " (see the docs, 'A lognormal population of sources', for its limits)"
+        elif fitted != "normal":  # the binomial model's: --population does not apply
+            hint = f" (the {fitted} population is the binomial model's only one)"
+        elif any(v["p_value"] < 0.01 for v in population.values()):
+            # Sources more spread or more right-skewed than normal ones: what a lognormal
+            # population makes. Less spread or left-skewed ones it would fit worse.
+            hint = " (for positive losses skewed to the right, try --population lognormal)"
+        else:
+            hint = " (the sources are closer together or less right-skewed than its draws)"
         print(
             "  a p-value below 0.01 or above 0.99: the observed sources do not look like a "
-            "draw from this population"
-            + (
-                " (see the docs, 'A lognormal population of sources', for its limits)"
-                if lognormal
-                else " (for positive losses skewed to the right, try --population lognormal)"
-            )
+            "draw from this population" + hint
         )
 
 
