@@ -185,3 +185,22 @@ def test_plot_targets_marks_the_estimate_the_table_shows(fits):
         (line,) = [h for h, label in zip(handles, labels, strict=True) if label == want]
         assert float(line.get_xdata()[0]) == pytest.approx(estimate, rel=1e-12)
     plt.close("all")
+
+
+def test_sources_orders_of_magnitude_apart_give_no_numpy_warning():
+    # Two sources 10,000 times apart: τ on the log scale is huge and a few draws of
+    # exp(α + τ²/2) exceed the float range. They are inf, silently, and the row's se is
+    # inf (the posterior has no finite sd), not NaN with a RuntimeWarning.
+    rng = np.random.default_rng(0)
+    levels = np.array([0.01, 100.0])
+    block = np.repeat(np.arange(2), 40)
+    table = from_arrays(
+        levels[block] * rng.gamma(4.0, 0.25, 80), block, scheme="source", loss_range=(0, np.inf)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # divergences, τ on its prior; not numpy's
+        idata = fit(table, random_state=0)
+        ci = posterior_intervals(idata)
+    assert np.isinf(idata.posterior["ose"].values).any()
+    assert float(ci["se"].sel(method_name="bayes_ose")) == np.inf
+    assert np.isfinite(float(ci["upper"].sel(method_name="bayes_ose")))

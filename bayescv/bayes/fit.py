@@ -463,7 +463,7 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()
         # exp(α + τ²/2) has a right tail in τ² that can leave its posterior without a mean
         est.append(np.median(draws) if lognormal and target != "expected_cv" else draws.mean())
-        se.append(draws.std(ddof=1))
+        se.append(draws.std(ddof=1) if np.isfinite(draws).all() else np.inf)  # exp overflow
         if kind == "eti":
             a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
         else:
