@@ -204,3 +204,18 @@ def test_sources_orders_of_magnitude_apart_give_no_numpy_warning():
     assert np.isinf(idata.posterior["ose"].values).any()
     assert float(ci["se"].sel(method_name="bayes_ose")) == np.inf
     assert np.isfinite(float(ci["upper"].sel(method_name="bayes_ose")))
+
+
+def test_cli_table_says_whose_mu0_and_tau_the_summary_shows(tmp_path, capsys):
+    # The summary lists mu0 and tau (the normal model's) beside ose, log_mu0 and log_tau:
+    # under the lognormal population the table says which is which.
+    path = tmp_path / "losses.csv"
+    to_csv(squared_error_table(k=6, n=30), path)
+    argv = ["bayes", str(path), "--draws", "300", "--tune", "300", "--random-state", "0"]
+    assert main(argv) in (0, 1)  # 1 only when the short chains did not converge
+    out = capsys.readouterr().out
+    assert "(lognormal population of sources)" in out
+    assert "(mu0, tau: the normal model's" in out
+    assert "ose = exp(log_mu0 + log_tau²/2)" in out
+    assert main([*argv, "--population", "normal"]) in (0, 1)
+    assert "mu0, tau: the normal model's" not in capsys.readouterr().out

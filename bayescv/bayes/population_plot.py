@@ -11,8 +11,12 @@ from bayescv.bayes.checks import POPULATION_STATISTICS, predictive_check, replic
 __all__ = ["plot_population_check"]
 
 _LABELS = {
-    "new_sources_spread": ("spread of source means", "standard deviation across sources"),
-    "new_sources_skewness": ("skewness of source means", "skewness (g1) across sources"),
+    # Titles name the comparison: plot_ppc's third panel is the spread of the same sources.
+    "new_sources_spread": (
+        "spread, against new sources",
+        "standard deviation of the source means",
+    ),
+    "new_sources_skewness": ("skewness, against new sources", "skewness (g1) of the source means"),
 }
 
 
@@ -78,7 +82,7 @@ def plot_population_check(idata, *, axes: Any = None) -> Any:
     >>> table = from_arrays(rng.normal(1.0, 0.3, 240) + 0.1 * block, block, scheme="source")
     >>> axes = plot_population_check(fit(table, random_state=1, population="normal"))
     >>> [ax.get_title().split(" (")[0] for ax in axes]
-    ['spread of source means', 'skewness of source means']
+    ['spread, against new sources', 'skewness, against new sources']
     >>> plt.close(axes[0].figure)
     """
     import matplotlib.pyplot as plt

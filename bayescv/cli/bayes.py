@@ -329,6 +329,11 @@ def _print_table(table, summary, intervals, diag) -> None:
                 float_format="{:.4g}".format
             )
         )
+    if diag.get("population") == "lognormal":
+        print(
+            "(mu0, tau: the normal model's, behind theta and expected_cv; the lognormal "
+            "population of sources is log_mu0, log_tau, with ose = exp(log_mu0 + log_tau²/2))"
+        )
     frame = intervals[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
     meaning = {
         "expected_cv": "the sources at hand" if table.attrs["scheme"] == "source"
