@@ -112,9 +112,11 @@ def study(k: int, population: str, args: argparse.Namespace) -> xr.Dataset:
     )  # fmt: skip
     # The time the study itself took, when it ran (a study loaded whole from its store keeps
     # the wall time of the run that wrote it; the report's own wall time is then seconds).
-    st.attrs["study_time_s"] = (
-        float(xr.open_dataset(store).attrs["wall_time_s"]) if store else st.attrs["wall_time_s"]
-    )
+    if store is None:
+        st.attrs["study_time_s"] = st.attrs["wall_time_s"]
+    else:
+        with xr.open_dataset(store) as written:
+            st.attrs["study_time_s"] = float(written.attrs["wall_time_s"])
     return st
 
 

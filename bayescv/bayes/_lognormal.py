@@ -23,7 +23,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv.bayes._coordinates import natural_params
-from bayescv.bayes._new_sources import lognormal_new_sources
+from bayescv.bayes._new_sources import block_means_from_log, lognormal_new_sources
 from bayescv.bayes._posterior import dataset, derived_quantities, parameters, predictive
 from bayescv.bayes._samplers import SAMPLE
 from bayescv.bayes._stats import CollapsedStats, _scales
@@ -210,8 +210,8 @@ def pooled_sources(
     :func:`bayescv.bayes._posterior.derived_quantities` draws μ_k under the normal population)
     gives the pooled source means exp(λ_k); replicated block means are drawn around λ_k on
     the log scale with the log-scale fit's Σ / c and mapped back with the bias correction
-    b_k of :func:`log_scale` taken off, as for new sources
-    (:func:`~bayescv.bayes._new_sources.lognormal_new_sources`).
+    of :func:`log_scale` taken off, as for new sources
+    (:func:`~bayescv.bayes._new_sources.block_means_from_log`).
 
     Parameters
     ----------
@@ -228,8 +228,7 @@ def pooled_sources(
     """
     log_pooled = derived_quantities(p_log, log_stats, rng)["mu_pooled"]
     log_ybar = predictive(p_log, {"mu_pooled": log_pooled}, log_stats, rng)["ybar"]
-    bias = log_stats.ybar - np.log(stats.ybar)
-    return np.exp(log_pooled), np.exp(log_ybar - bias)
+    return np.exp(log_pooled), block_means_from_log(log_ybar, log_stats, stats)
 
 
 def fit_population(
@@ -247,8 +246,9 @@ def fit_population(
     The log-scale statistics go through the same compiled density as the block means (no
     new compilation). The partially pooled source means (``mu_pooled``), the posterior
     predictive's replicated block means (``ybar``) and its new sources (``ybar_new``) are
-    redrawn from the lognormal population; ``W``'s replicates stay the normal model's. `settings` holds the first fit's ``draws``, ``tune``, ``chains``,
-    ``target_accept``, ``n_jobs`` and ``progress``.
+    redrawn from the lognormal population; ``W``'s replicates stay the normal model's.
+    `settings` holds the first fit's ``draws``, ``tune``, ``chains``, ``target_accept``,
+    ``n_jobs`` and ``progress``.
     """
     log_stats = log_scale(stats)
     data = model_data(log_stats, priors)
@@ -259,9 +259,9 @@ def fit_population(
         settings["progress"],
     )  # fmt: skip
     params = natural_params(log_stats.scheme, data, values)
-    # The replicated new sources of the predictive check, drawn from this population.
     p_log = parameters(dataset({**values, **params}, log_stats.labels), log_stats)
-    # Spawned streams: the draws of the normal model's other quantities stay as they were.
+    # The predictive check's new sources, pooled source means and same-source replicates,
+    # from this population; spawned streams leave the normal model's other draws as they were.
     new_rng, pooled_rng = rng.spawn(2)
     dims = ("chain", "draw", "block")
     idata.posterior_predictive["ybar_new"] = (

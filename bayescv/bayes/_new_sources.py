@@ -35,7 +35,7 @@ import numpy as np
 
 from bayescv.bayes._rank1 import own_variance, rank1_mvn
 
-__all__ = ["gaussian_new_sources", "lognormal_new_sources"]
+__all__ = ["block_means_from_log", "gaussian_new_sources", "lognormal_new_sources"]
 
 
 def gaussian_new_sources(p: dict, stats, rng: np.random.Generator) -> np.ndarray:
@@ -80,9 +80,16 @@ def lognormal_new_sources(p_log: dict, log_stats, stats, rng: np.random.Generato
     Returns
     -------
     ndarray of shape (chain, draw, K)
-        exp(log ē_new − b_k), b_k the first-order bias of log ē_k that
-        :func:`~bayescv.bayes._lognormal.log_scale` added to the observed log means, so that
-        replicated and observed means are on the same footing.
+        exp(log ē_new − b_k), by :func:`block_means_from_log`.
     """
-    bias = log_stats.ybar - np.log(stats.ybar)
-    return np.exp(gaussian_new_sources(p_log, log_stats, rng) - bias)
+    return block_means_from_log(gaussian_new_sources(p_log, log_stats, rng), log_stats, stats)
+
+
+def block_means_from_log(log_means: np.ndarray, log_stats, stats) -> np.ndarray:
+    """Map replicated log block means back to the losses' scale: exp(log ē − b_k).
+
+    b_k = ``log_stats.ybar`` − log(``stats.ybar``) is the first-order bias of log ē_k that
+    :func:`~bayescv.bayes._lognormal.log_scale` added to the observed log means; it is taken
+    off so that replicated and observed block means are on the same footing.
+    """
+    return np.exp(log_means - (log_stats.ybar - np.log(stats.ybar)))

@@ -213,7 +213,8 @@ def _run(args: argparse.Namespace) -> int:
         _print_population_check(population, diag)
     if args.plot is not None:
         # In JSON mode stdout holds the JSON document alone.
-        _plots(idata, args.plot, sys.stderr if args.fmt == "json" else sys.stdout)
+        stream = sys.stderr if args.fmt == "json" else sys.stdout
+        _plots(idata, args.plot, stream, n_population=len(population))
     return 0
 
 
@@ -387,7 +388,7 @@ def _print_population_check(population: dict, diag: dict) -> None:
         )
 
 
-def _plots(idata, out: Path, stream: Any) -> None:
+def _plots(idata, out: Path, stream: Any, n_population: int) -> None:
     # Figures of their own (no pyplot): the CLI may run in-process, in a notebook whose
     # backend must not change.
     from matplotlib.figure import Figure
@@ -397,8 +398,7 @@ def _plots(idata, out: Path, stream: Any) -> None:
     n_targets = sum(v in idata.posterior.data_vars for v in ("expected_cv", "ose", "new_source"))
     n_targets += "theta" in idata.posterior.data_vars
     layouts = {"ppc.png": (plot_ppc, 3, (13, 4)), "posterior.png": (plot_targets, n_targets, None)}
-    n_population = len(_population_check(idata))
-    if n_population:
+    if n_population:  # the population check's rows, one panel each
         layouts["population.png"] = (plot_population_check, n_population, None)
     for name, (draw, ncols, size) in layouts.items():
         fig = Figure(figsize=size or (4.3 * ncols, 3.6), layout="constrained")
