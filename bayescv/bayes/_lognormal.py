@@ -246,7 +246,8 @@ def fit_population(
     The log-scale statistics go through the same compiled density as the block means (no
     new compilation). The partially pooled source means (``mu_pooled``), the posterior
     predictive's replicated block means (``ybar``) and its new sources (``ybar_new``) are
-    redrawn from the lognormal population; ``W``'s replicates stay the normal model's.
+    redrawn from the lognormal population, and the prior predictive's block means from its
+    prior; ``W``'s replicates stay the normal model's.
     `settings` holds the first fit's ``draws``, ``tune``, ``chains``, ``target_accept``,
     ``n_jobs`` and ``progress``.
     """
@@ -262,7 +263,7 @@ def fit_population(
     p_log = parameters(dataset({**values, **params}, log_stats.labels), log_stats)
     # The predictive check's new sources, pooled source means and same-source replicates,
     # from this population; spawned streams leave the normal model's other draws as they were.
-    new_rng, pooled_rng = rng.spawn(2)
+    new_rng, pooled_rng, prior_rng = rng.spawn(3)
     dims = ("chain", "draw", "block")
     idata.posterior_predictive["ybar_new"] = (
         dims, lognormal_new_sources(p_log, log_stats, stats, new_rng)
@@ -272,6 +273,14 @@ def fit_population(
     idata.posterior_predictive["ybar"] = (dims, ybar)
     scaled = priors.scaled_to(log_stats.scales, log_stats.n_blocks)
     prior = priors.draw(scaled, log_stats.n_blocks, prior_draws, rng, scheme=log_stats.scheme)
+    # The prior predictive check checks this population's prior too: new sources from the
+    # log-scale prior, mapped back (W's replicates stay the normal model's, as above).
+    prior_p = parameters(
+        dataset({k: v[None] for k, v in prior.items()}, log_stats.labels), log_stats
+    )
+    with np.errstate(over="ignore"):  # a prior τ far out: sources e^38 apart overflow to inf
+        prior_ybar = lognormal_new_sources(prior_p, log_stats, stats, prior_rng)
+    idata.prior_predictive["ybar"] = (dims, prior_ybar)
     diverging = np.asarray(sample_stats["diverging"].values, dtype=bool)
     add_population(
         idata, params["mu0"], params["tau"], prior["mu0"][None], prior["tau"][None],

@@ -418,8 +418,8 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
           exp(α + τ z)), the error
           level of one new source, a posterior predictive that carries τ² itself.
 
-        ``estimate`` is the posterior mean (the median for a lognormal population's ``ose``
-        and ``new_source``, whose mean can be swamped by large τ), ``se`` the posterior sd;
+        ``estimate`` is the posterior mean (the median for the ``ose`` and ``new_source`` of
+        a lognormal or logit-normal population, skewed by τ), ``se`` the posterior sd;
         ``kind`` is ``"posterior_eti"`` or ``"posterior_hdi"``. Rows are flagged
         ``"not_converged"`` when the fit's diagnostics failed, ``"truncated_to_range"`` when
         a bound was moved onto the losses' range (the Gaussian model's posterior can reach
@@ -458,11 +458,11 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         require_extra(["arviz"], "bayes", what="bayescv.bayes.posterior_intervals")
     targets = [t for t in _TARGETS if t in idata.posterior.data_vars]
     est, lo, hi, se = [], [], [], []
-    lognormal = idata.sample_stats.attrs.get("population") == "lognormal"
+    transformed = idata.sample_stats.attrs.get("population") in ("lognormal", "logit-normal")
     for target in targets:
         draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()
-        # exp(α + τ²/2) has a right tail in τ² that can leave its posterior without a mean
-        est.append(np.median(draws) if lognormal and target != "expected_cv" else draws.mean())
+        # exp(α + τ²/2), E expit(α + τz): a right tail in τ that skews (lognormal: can remove) the mean
+        est.append(np.median(draws) if transformed and target != "expected_cv" else draws.mean())
         se.append(draws.std(ddof=1) if np.isfinite(draws).all() else np.inf)  # exp overflow
         if kind == "eti":
             a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])

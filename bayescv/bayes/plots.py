@@ -140,8 +140,8 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
 
     The bounds marked (dashed) are those of :func:`posterior_intervals` (moved onto the loss's
     range where they fall outside it), the solid line the row's estimate (the posterior mean;
-    the median for a lognormal population's ``ose`` and ``new_source``); the legend names it
-    and gives the level. Posterior draws outside the range, which the Gaussian model gives for losses near
+    the median for a lognormal or logit-normal population's ``ose`` and ``new_source``); the
+    legend names it and gives the level. Posterior draws outside the range, which the Gaussian model gives for losses near
     their lower bound, are shaded, with the range's edge drawn. A panel whose row
     :func:`posterior_intervals` flags (``not_converged``, ``heavy_tail``, ...) says so in red
     in its top left corner; θ, which has no row, carries the flags of the fit (all but
@@ -222,7 +222,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         - {"truncated_to_range"}
     )
     low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
-    lognormal = idata.sample_stats.attrs.get("population") == "lognormal"
+    transformed = idata.sample_stats.attrs.get("population") in ("lognormal", "logit-normal")
     for ax, name in zip(axes, names, strict=True):
         draws = np.asarray(idata.posterior[name].values).ravel()
         counts, _, _ = ax.hist(draws, bins=50, color="0.7")
@@ -231,8 +231,9 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
-            # the table's estimate: the median for a lognormal population's ose, new_source
-            if lognormal and name != "expected_cv":
+            # the table's estimate: the median for a lognormal or logit-normal population's
+            # ose and new_source
+            if transformed and name != "expected_cv":
                 centre, centre_label = float(row["estimate"]), "posterior median"
             _shade_outside_range(ax, draws.min(), draws.max(), (low, high), axis="x")
             flag = str(row["flag"].values)
