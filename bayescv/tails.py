@@ -19,7 +19,8 @@ estimate from a few hundred points to be trusted). The interval functions flag a
 the pooled k̂ alone, which :func:`pooled_tail_shape` computes without fitting any block.
 
 Losses bounded on both sides (0-1 and Brier losses: their declared ``loss_range`` is
-finite) have no heavy tail; they get no k̂. ArviZ is a dependency of bayescv (not of an
+finite; a column of 0s and 1s that declares none, as :func:`bayescv.losses.effective_range`
+reads it) have no heavy tail; they get no k̂. ArviZ is a dependency of bayescv (not of an
 extra); if it cannot be found, the diagnostic reports itself unavailable rather than guessing.
 
 References
@@ -42,7 +43,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._extras import import_quietly, missing_extra
-from bayescv.losses import loss_range, validate
+from bayescv.losses import is_binary, loss_range, validate
 
 __all__ = [
     "KHAT_INFINITE_VARIANCE",
@@ -165,6 +166,10 @@ def _tail_inputs(losses: xr.Dataset) -> tuple[np.ndarray, dict, bool, bool]:
     validate(losses)
     low, high = loss_range(losses)
     values = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
+    # A column of 0s and 1s that declares no range is a 0-1 loss (effective_range); one of
+    # equal values keeps the more specific note of _why_no_khat.
+    if not np.isfinite(high) and np.ptp(values) > 0 and is_binary(losses):
+        low, high = 0.0, 1.0
     missing = missing_extra(["arviz"], "bayes", what="k-hat")
     attrs = {"available": int(not missing), "note": missing}
     if np.isfinite(low) and np.isfinite(high):

@@ -36,6 +36,7 @@ from dataclasses import fields
 import numpy as np
 import xarray as xr
 
+from bayescv._bounds import truncate_to_range
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
 from bayescv.classical._block_stats import (
     BlockStats,
@@ -271,7 +272,8 @@ def cv_intervals(
     kind : {"auto", "score", "normal", "t", "log"}, default "auto"
         ``"score"``: for 0-1 losses, the Wilson-type score interval on each method's
         effective sample size p̂(1 − p̂)/θ̂ (:func:`bayescv.intervals.score_bounds`), inside
-        [0, 1] by construction and calibrated at error rates near 0 or 1; a table without
+        [0, 1] by construction (and truncated, with the flag, to a narrower declared loss
+        range) and calibrated at error rates near 0 or 1; a table without
         errors (or with only errors) gets Wilson's interval for N independent points,
         flagged ``"no_errors"`` (``"all_errors"``). ``"normal"``, ``"t"``: μ̂ ± q·sqrt(θ̂)
         with normal or t quantiles (with ``"t"`` the degrees of freedom are N−1
@@ -365,6 +367,10 @@ def cv_intervals(
         df = np.where(np.array(names) == "nadeau_bengio", df, np.inf)
         se, lower, upper, bound_flags = score_bounds(
             estimate, variance, n_points, level=level, df=df
+        )
+        # Inside [0, 1] by construction; a narrower declared range still holds them, flagged.
+        lower, upper, bound_flags = truncate_to_range(
+            lower, upper, bound_flags, effective_range(losses)
         )
     else:
         if kind == "normal":

@@ -148,12 +148,15 @@ def _score_rows(result: xr.Dataset, diff: xr.Dataset, level: float) -> xr.Datase
     df = result["df"].values  # t for nadeau_bengio, as its p-value; inf (normal) otherwise
     _, low_q, high_q, flags = score_bounds((est + 1) / 2, theta / 4, n, level=level, df=df)
     lower, upper = 2 * low_q - 1, 2 * high_q - 1
-    values = np.asarray(diff["loss"].values)
-    if not values.any():  # the learners never disagree: every h = 0 and every θ̂ = 0
+    # The learners never disagree (every h = 0, every θ̂ = 0): per data set for independent
+    # replicates, over every run of repeated CV (one row).
+    agree = ~np.atleast_2d(np.asarray(diff["loss"].values)).any(axis=-1)
+    agree = agree[:, None] if est.ndim > 1 else agree.all()
+    if np.any(agree):
         z2 = stats.norm.ppf(0.5 + level / 2) ** 2
-        bound = z2 / (n + z2)
-        lower, upper = np.broadcast_to(-bound, est.shape), np.broadcast_to(bound, est.shape)
-        flags = np.full(est.shape, "no_disagreements")
+        bound = np.broadcast_to(z2 / (n + z2), est.shape)
+        lower, upper = np.where(agree, -bound, lower), np.where(agree, bound, upper)
+        flags = np.where(agree, "no_disagreements", flags)
     old = result["flag"].values
     keep = np.isin(old, ("", "zero_variance", "truncated_to_range"))
     flags = np.where(keep, flags, old)

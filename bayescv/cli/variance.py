@@ -255,6 +255,12 @@ def _summary(table, estimates, moments, intervals) -> dict:
                     intervals["method_name"].values, intervals["flag"].values, strict=True
                 )
             },
+            # each interval's point estimate: mu_hat, except naive_folds and nadeau_bengio (a
+            # mean of fold means, which differs from mu_hat for unequal block sizes)
+            "estimates": {
+                str(m): _number(v)
+                for m, v in zip(names, intervals["estimate"].values, strict=True)
+            },
             "intervals": {
                 str(m): [
                     _number(intervals["lower"].sel(method_name=m)),

@@ -136,7 +136,11 @@ def effective_range(table: xr.Dataset) -> tuple[float, float]:
 
 
 def check_range(table: xr.Dataset, values: np.ndarray) -> None:
-    """Raise a ValueError naming the first loss outside the table's declared ``loss_range``.
+    """Raise a ValueError naming the first loss outside the table's range.
+
+    The range is the declared ``loss_range``, or else that of a built-in ``loss_name``
+    (:func:`loss_range`): losses named ``"squared"`` that hold signed residuals would
+    otherwise give intervals cut at 0 around a negative estimate.
 
     Parameters
     ----------
@@ -145,9 +149,21 @@ def check_range(table: xr.Dataset, values: np.ndarray) -> None:
     values : ndarray
         Its finite losses.
     """
-    if "loss_range" not in table.attrs:
+    if "loss_range" in table.attrs:
+        check_within(values, as_range(table.attrs["loss_range"]))
         return
-    check_within(values, as_range(table.attrs["loss_range"]))
+    name = str(table.attrs.get("loss_name"))
+    if name in _BUILT_IN:
+        low, high = _BUILT_IN[name]
+        check_within(
+            values,
+            (low, high),
+            described=f"the range [{low:g}, {high:g}] of the built-in loss {name!r}",
+            hint=(
+                "; pass the per-point losses (for squared errors, (y - prediction)**2), or "
+                "another loss_name, or declare the range with loss_range="
+            ),
+        )
 
 
 def check_within(

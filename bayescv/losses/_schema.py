@@ -11,7 +11,7 @@ import xarray as xr
 
 from bayescv._provenance import created_now, package_version
 from bayescv.losses._errors import TableFormatError
-from bayescv.losses._range import check_range
+from bayescv.losses._range import as_range, check_range
 
 __all__ = [
     "REPLICATE_KINDS",
@@ -148,8 +148,8 @@ def from_arrays(
     )
     if replicate_kind is not None:
         table.attrs["replicate_kind"] = replicate_kind
-    if loss_range is not None:
-        table.attrs["loss_range"] = [float(v) for v in loss_range]
+    if loss_range is not None:  # as_range names the argument when it is no [low, high]
+        table.attrs["loss_range"] = list(as_range(loss_range))
     table.attrs.update(attrs or {})
     return validate(table)
 
