@@ -71,6 +71,13 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=_run)
 
 
+#: Why tables of pointwise elpd get no table of which learner is best.
+_NO_BEST = (
+    "note: no table of which learner is best: the tables' blocks are pairs of points "
+    "(pointwise elpd of PSIS-LOO or WAIC), not folds, and it needs folds"
+)
+
+
 def _fail(message: str) -> int:
     print(f"bayescv compare: error: {message}", file=sys.stderr)
     return 2
@@ -98,6 +105,8 @@ def _run(args: argparse.Namespace) -> int:
     from bayescv.cli._checks import comma_list, read_losses, target_legend
     from bayescv.fold_scores import from_loss_tables
     from bayescv.learner_comparison import compare_learners, compare_several
+    from bayescv.losses import has_pair_blocks
+    from bayescv.tails import HeavyTailWarning
 
     if len(args.files) < 2:
         return _fail(f"expected at least two loss tables, got {len(args.files)}")
@@ -118,14 +127,19 @@ def _run(args: argparse.Namespace) -> int:
         }
         if args.greater_is_better:
             tables = {name: _negated(t) for name, t in tables.items()}
-        with warnings.catch_warnings():  # said once below, as one line, from the result
+        with warnings.catch_warnings(record=True) as caught:  # said below, one line each
+            warnings.simplefilter("always", HeavyTailWarning)
             warnings.filterwarnings("ignore", ".* left out because ", UserWarning)
             rows = compare_learners(
                 tables, methods=methods, rope=args.rope, level=args.level,
                 random_state=args.random_state,
             )  # fmt: skip
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print(f"warning: {message}", file=sys.stderr)
         best = None
-        if len(tables) > 2:
+        if len(tables) > 2 and any(has_pair_blocks(t) for t in tables.values()):
+            print(_NO_BEST, file=sys.stderr)
+        elif len(tables) > 2:
             best = compare_several(
                 from_loss_tables(tables), rope=args.rope, level=args.level,
                 random_state=args.random_state,

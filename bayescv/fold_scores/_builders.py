@@ -10,8 +10,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.fold_scores._inputs import (
+    check_indices_everywhere,
+    cross_validate_dicts,
+    missing_score,
+    numeric_column,
+)
 from bayescv.fold_scores._table import fold_table
-from bayescv.losses import effective_range, validate
+from bayescv.losses import effective_range, has_pair_blocks, validate
 
 __all__ = ["from_cross_validate", "from_long_frame", "from_loss_tables"]
 
@@ -31,9 +37,11 @@ def from_cross_validate(
     ----------
     results : mapping
         ``{learner name: cross_validate(...) result}``, every learner run on the same splits;
-        a result may also be ``pandas.DataFrame(cross_validate(...))`` (one row per fold).
-        With ``return_indices=True`` (scikit-learn ≥ 1.3) the fold sizes are read from the
-        result's ``indices``; otherwise they are taken as equal.
+        a result may also be ``pandas.DataFrame(cross_validate(...))`` (one row per fold,
+        read in the order of its index, the fold numbers 0 … K−1). With
+        ``return_indices=True`` (scikit-learn ≥ 1.3) the fold sizes are read from the
+        result's ``indices``, and the learners' test folds checked to be the same; otherwise
+        the sizes are taken as equal. Give the indices for every learner or for none.
     scoring : str, optional
         Which score: the result's ``test_<scoring>`` (several scorers) or ``test_score``
         (default, one scorer).
@@ -70,7 +78,8 @@ def from_cross_validate(
     ------
     ValueError
         When a result is not a ``cross_validate`` dict or lacks the score, a score is NaN (a
-        failed fit), the learners' test folds differ, `runs` contradicts the results'
+        failed fit), the learners' test folds differ, some results have ``indices`` and
+        others not, a DataFrame's index is not the fold numbers, `runs` contradicts the results'
         indices, every point is tested R > 1 times but not in R consecutive partitions (folds
         interleaved across runs; `runs` not given), or as :func:`fold_table`.
 
@@ -94,8 +103,9 @@ def from_cross_validate(
         )
     key = "test_score" if scoring is None else f"test_{scoring}"
     scores, n_test, n_train, test_sets = {}, None, None, None
+    results = cross_validate_dicts(results)  # frames: rows put in fold order
+    check_indices_everywhere(results)
     for name, res in results.items():
-        res = _from_frame(name, res)
         if not isinstance(res, Mapping):
             raise ValueError(
                 f"the result of {name!r} is a {type(res).__name__}, not the dict that "
@@ -103,7 +113,7 @@ def from_cross_validate(
                 "use bayescv.fold_table"
             )
         if key not in res:
-            raise ValueError(_missing_score(name, key, res))
+            raise ValueError(missing_score(name, key, res))
         scores[str(name)] = np.asarray(res[key], dtype=float)
         failed = np.flatnonzero(~np.isfinite(scores[str(name)])).tolist()
         if failed:
@@ -164,38 +174,6 @@ def _composite(n: int) -> bool:
     repeated splitter's 2 x 5, and a warning on every plain run would teach users to ignore it.
     """
     return n > 10 and any(n % r == 0 for r in range(2, int(np.sqrt(n)) + 1))
-
-
-def _from_frame(name: Any, res: Any) -> Any:
-    """Return a DataFrame of ``cross_validate`` output as its dict of columns; else `res`.
-
-    ``pd.DataFrame(cross_validate(...))`` keeps one row per fold (``fit_time``,
-    ``score_time``, ``test_<name>`` ...); with ``return_indices=True`` pandas refuses to build
-    it (the ``indices`` dict does not align with the folds), so such a frame has no sizes.
-    """
-    columns = getattr(res, "columns", None)
-    if columns is None or not hasattr(res, "to_numpy") or isinstance(res, Mapping):
-        return res
-    if "indices" in columns:
-        raise ValueError(
-            f"the DataFrame of {name!r} has an 'indices' column; pass the dict that "
-            "cross_validate returned, whose indices give the fold sizes"
-        )
-    return {str(c): res[c].to_numpy() for c in columns}
-
-
-def _missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:
-    """Return the message for a result without `key`, with the `scoring` that reads it."""
-    found = sorted(k for k in res if k.startswith("test_"))
-    if not found:
-        way = f"it has only {sorted(res)}, no test scores"
-    elif key == "test_score":  # several scorers: their scores are test_<name>
-        way = "pass scoring=" + " or ".join(repr(k[5:]) for k in found)
-    elif found == ["test_score"]:  # one scorer: its score is test_score, whatever the scorer
-        way = "cross_validate names a single scorer's score 'test_score': leave scoring out"
-    else:
-        way = f"it has {found}"
-    return f"the result of {name!r} has no {key!r}: {way}"
 
 
 def _same_sets(sets: Sequence[Any], others: Sequence[Any]) -> bool:
@@ -290,9 +268,10 @@ def from_long_frame(
     Raises
     ------
     ValueError
-        For an empty frame, missing columns, missing labels (None or NaN) in the data set,
-        learner, repetition or fold column, duplicated or missing (data set, learner, run,
-        fold) cells, NaN scores, fold sizes that differ between the learners of a fold, or as
+        For an empty frame, missing columns (or ones that are levels of the index), missing
+        labels (None or NaN) in the data set, learner, repetition or fold column, duplicated
+        or missing (data set, learner, run, fold) cells, NaN scores or ones that are not
+        numbers, fold sizes that differ between the learners of a fold, or as
         :func:`fold_table`.
 
     Examples
@@ -308,6 +287,9 @@ def from_long_frame(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    for col in (score, learner, fold, dataset, repetition, n_test, n_train):
+        if col is not None and col not in frame.columns and col in frame.index.names:
+            raise ValueError(f"{col!r} is a level of the frame's index: pass frame.reset_index()")
     for col in (score, learner, fold, *(c for c in (n_test, n_train) if c is not None)):
         if col not in frame.columns:
             raise ValueError(f"column {col!r} not in the frame (columns: {list(frame.columns)})")
@@ -329,9 +311,9 @@ def from_long_frame(
         raise ValueError(
             f"duplicated (data set, learner, repetition, fold) rows: {df[df.duplicated(keys)][keys].head(3).values.tolist()}"
         )
-    values = df[score].astype(float)
+    df[score] = values = numeric_column(df, score, keys, "data set, learner, repetition, fold")
     if not np.isfinite(values).all():
-        bad = df.loc[~np.isfinite(values), keys].head(3).values.tolist()
+        bad = df[~np.isfinite(values.to_numpy())][keys].head(3).values.tolist()
         raise ValueError(
             f"{int((~np.isfinite(values)).sum())} rows have a NaN or infinite {score!r}, for "
             f"example {bad} (data set, learner, repetition, fold): fix or remove the failed "
@@ -405,7 +387,8 @@ def from_loss_tables(
         The fold-score table: each block's mean loss, its size as ``n_test`` and the rest of the
         run as ``n_train`` (the data seen in training, for CV that partitions the data); the
         attribute ``loss_range`` is the tables' (:func:`bayescv.losses.effective_range`), and
-        ``scheme`` is ``"source"`` when a table's is.
+        ``scheme`` is ``"source"`` when a table's is; ``block_kind`` is ``"point_pairs"``
+        when a table's blocks are pairs of points (:func:`bayescv.losses.has_pair_blocks`).
 
     Raises
     ------
@@ -464,6 +447,8 @@ def from_loss_tables(
     # widest of the tables' ranges (0-1 tables that declare none: [0, 1]).
     ranges = np.array([effective_range(t) for t in tables])
     out.attrs["loss_range"] = [float(ranges[:, 0].min()), float(ranges[:, 1].max())]
+    if any(has_pair_blocks(t) for t in tables):  # PSIS-LOO, WAIC: pairs of points, no folds
+        out.attrs["block_kind"] = "point_pairs"  # validate_fold_table refuses it
     return out
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.fold_scores._inputs import as_numbers, series_in_one_order
 from bayescv.losses._range import as_range, check_within
 
 __all__ = [
@@ -155,8 +156,9 @@ def fold_table(
         Shape (J,) for one learner on one data set, (L, J) for L learners, or (D, L, J) for D
         data sets; J = runs · K values per learner, run after run (as scikit-learn's repeated
         splitters yield them). A mapping ``{learner: array of shape (J,) or (D, J)}`` names the
-        learners, and so does a :class:`pandas.DataFrame` of shape (J, L): a column per
-        learner, a row per fold (not the (L, J) of an array).
+        learners (pandas Series in it are matched by their index labels), and so does a
+        :class:`pandas.DataFrame` of shape (J, L): a column per learner, a row per fold (not
+        the (L, J) of an array). Strings of numbers are read as numbers.
     runs : int, default 1
         Number of CV repetitions in the J values.
     learners, datasets : sequence of str, optional
@@ -192,7 +194,8 @@ def fold_table(
     Raises
     ------
     ValueError
-        For NaN, infinite, complex or ragged scores, no learner or data set, fewer than two
+        For NaN, infinite, complex, ragged or non-numeric scores, pandas Series whose index
+        labels differ between learners, no learner or data set, fewer than two
         folds per run, `runs` not a positive integer dividing J, mismatched shapes, sizes
         below 1, `n_test` without `n_train` (or the reverse), an unknown direction (or a
         `greater_is_better` that is not a bool), or positive scores under the name of a
@@ -222,6 +225,7 @@ def fold_table(
     if isinstance(scores, pd.DataFrame):  # a column per learner, a row per fold
         scores = {c: scores[c].to_numpy() for c in scores.columns}
     if isinstance(scores, Mapping):
+        scores = series_in_one_order(scores)  # pandas Series: folds matched by their labels
         learners = [str(k) for k in scores] if learners is None else learners
         arrays = [_real(v) for v in scores.values()]
         shapes = {a.shape for a in arrays}
@@ -325,7 +329,7 @@ def _real(scores: Any) -> np.ndarray:
             "the scores are ragged (learners or data sets with different numbers of folds): "
             "every learner needs a score on every fold of every data set"
         )
-    return np.asarray(arr, dtype=float)
+    return as_numbers(arr)
 
 
 def _names(given: Sequence[str] | None, n: int, what: str, *, alphabetic: bool) -> list[str]:
@@ -357,7 +361,8 @@ def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
     Raises
     ------
     ValueError
-        When it is not one, or its losses are not finite.
+        When it is not one, its losses are not finite, or its blocks are pairs of points
+        (``attrs["block_kind"] == "point_pairs"``), not folds.
 
     Examples
     --------
@@ -380,6 +385,12 @@ def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
         raise ValueError(f"a fold-score table's loss has dims {_DIMS}, got {loss.dims}")
     if not np.isfinite(loss.values).all():
         raise ValueError("the fold-score table has NaN or infinite losses")
+    if table.attrs.get("block_kind") == "point_pairs":  # from_loss_tables of from_elpd pairs
+        raise ValueError(
+            "the table's 'folds' are pairs of points (pointwise elpd of PSIS-LOO or WAIC), not "
+            "CV folds: fold-level methods do not apply; compare such tables with "
+            "bayescv.compare_learners (naive_points)"
+        )
     return table
 
 

@@ -85,6 +85,31 @@ def t_posterior_probabilities(
     return better, equivalent, worse
 
 
+def equal_up_to_rounding(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """Whether each row's differences ``la − lb`` are all equal, up to the rounding of ``a − b``.
+
+    Differences that differ only by a few ulps of the losses (0.1 − 0.12 and 0.2 − 0.22, or
+    fold means of losses shifted by a constant) are one difference: their variance is 0, not
+    the ~1e-34 that would make a t statistic of 1e16. Every fold-level method reads them so.
+
+    Parameters
+    ----------
+    la, lb : ndarray of shape (n_datasets, J)
+        Two learners' fold losses.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_datasets,)
+
+    Examples
+    --------
+    >>> equal_up_to_rounding(np.array([[0.1, 0.2]]), np.array([[0.12, 0.22]])).tolist()
+    [True]
+    """
+    rounding = 4 * np.finfo(float).eps * np.maximum(np.abs(la), np.abs(lb)).max(axis=1)
+    return np.ptp(la - lb, axis=1) <= rounding
+
+
 def correlated_ttest(
     table: xr.Dataset,
     a: str | None = None,
@@ -160,8 +185,7 @@ def correlated_ttest(
     # a − b (a few ulps of the losses: 0.1 − 0.12 and 0.2 − 0.22) are equal too, so the
     # posterior is the point mass it should be rather than a t of scale ~1e-17.
     var = (x - x[:, :1]).var(axis=1, ddof=1)
-    rounding = 4 * np.finfo(float).eps * np.maximum(np.abs(la), np.abs(lb)).max(axis=1)
-    var = np.where(np.ptp(x, axis=1) <= rounding, 0.0, var)
+    var = np.where(equal_up_to_rounding(la, lb), 0.0, var)
     scale = np.sqrt(var * (1.0 / J + nb_ratio(table)))
     df = np.full_like(mean, J - 1.0)
     better, equivalent, worse = t_posterior_probabilities(mean, scale, df, rope)

@@ -29,7 +29,7 @@ name                        needs      what
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,11 +38,16 @@ from scipy import stats
 
 from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv.classical import paired_comparison as classical_paired
-from bayescv.fold_scores import fold_differences, from_loss_tables, is_fold_table, nb_ratio
+from bayescv.fold_scores import fold_differences, nb_ratio
 from bayescv.intervals import check_level, normal_bounds
-from bayescv.learner_comparison._correlated_t import check_rope, correlated_ttest
+from bayescv.learner_comparison._correlated_t import (
+    check_rope,
+    correlated_ttest,
+    equal_up_to_rounding,
+)
+from bayescv.learner_comparison._inputs import as_inputs, checked_pairs
 from bayescv.learner_comparison._range import cut_to_range, difference_bounds
-from bayescv.losses import has_pair_blocks, validate
+from bayescv.losses import has_pair_blocks
 
 __all__ = ["COMPARISON_METHODS", "DEFAULT_METHODS", "compare_learners"]
 
@@ -72,58 +77,6 @@ def _row(**values: Any) -> dict[str, Any]:
     row.update({"flag": "", "alternative": "", "dataset": ""})
     row.update(values)
     return row
-
-
-def _as_inputs(data: Any, learners: Sequence[str] | None):
-    """(fold table, point tables or None) from whatever the user passed."""
-    if is_fold_table(data):
-        if learners is not None:  # it would be ignored: the table names its learners
-            raise ValueError(
-                "learners= names the tables of a list or mapping; a fold-score table carries "
-                "its learners' names (choose some with table.sel(learner=[...]))"
-            )
-        return data, None
-    if isinstance(data, Mapping):
-        if learners is not None:  # the keys name the tables: a second set of names would rename
-            raise ValueError(
-                f"learners= names the tables of a list; a mapping's keys {list(data)} already "
-                "name its learners (rename them in the mapping)"
-            )
-        names, tables = [str(k) for k in data], list(data.values())
-    elif isinstance(data, Sequence) and not isinstance(data, str):
-        tables = list(data)
-        names = (
-            list(learners) if learners is not None else [chr(65 + i) for i in range(len(tables))]
-        )
-    else:
-        raise TypeError(
-            "expected a fold-score table, or a mapping {learner: loss table} / a list of loss "
-            f"tables, got {type(data).__name__}; build a fold-score table from arrays or a "
-            "DataFrame of fold scores with bayescv.fold_table or bayescv.from_long_frame"
-        )
-    if len(tables) < 2:
-        raise ValueError("a comparison needs at least two learners")
-    if len(names) != len(tables):
-        raise ValueError(f"{len(names)} learner names for {len(tables)} tables")
-    for name, t in zip(names, tables, strict=True):
-        if not isinstance(t, xr.Dataset):
-            raise TypeError(_not_a_table(name, t))
-        validate(t)
-    points = dict(zip(names, tables, strict=True))
-    return from_loss_tables(points), points
-
-
-def _not_a_table(name: str, value: Any) -> str:
-    """Return the way to a table, for a learner's value that is not one."""
-    keys = value if isinstance(value, Mapping) else getattr(value, "columns", ())
-    if any(str(k).startswith("test_") for k in keys):
-        build = "bayescv.from_cross_validate(results) turns cross_validate results into one"
-    else:
-        build = "bayescv.fold_table builds one from arrays of fold scores"
-    return (
-        f"learner {name!r} is a {type(value).__name__}, not a loss table: compare_learners "
-        f"takes a fold-score table or per-point loss tables, and {build}"
-    )
 
 
 #: Fold-level methods whose correlation ρ = n_test/n_train is that of random K-fold CV; on
@@ -173,32 +126,6 @@ def _methods(
     return list(dict.fromkeys(methods))
 
 
-def _pairs(pairs: Any, names: list[str]) -> list[tuple[str, str]]:
-    """Return the checked (a, b) pairs; default: the first learner against the others."""
-    if pairs is None:
-        return [(names[0], other) for other in names[1:]]
-    if isinstance(pairs, str) or (
-        isinstance(pairs, Sequence) and len(pairs) == 2 and all(isinstance(x, str) for x in pairs)
-    ):
-        raise ValueError(
-            f"pairs takes a list of (a, b) pairs, got {pairs!r}; for one pair write "
-            "pairs=[(a, b)]"
-        )  # fmt: skip
-    checked = []
-    for pair in pairs:
-        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise ValueError(f"each pair must be two learner names (a, b), got {pair!r}")
-        for x in pair:
-            if x not in names:
-                raise ValueError(f"unknown learner {x!r}; the learners are {names}")
-        if pair[0] == pair[1]:
-            raise ValueError(f"a pair must name two different learners, got {tuple(pair)!r}")
-        checked.append((pair[0], pair[1]))
-    if not checked:
-        raise ValueError("pairs is empty: nothing to compare")
-    return checked
-
-
 def _fold_rows(table, a, b, method, rope, level) -> list[dict]:
     """Rows of the fold-level methods for the pair (a, b), one per data set."""
     rows = []
@@ -213,32 +140,39 @@ def _fold_rows(table, a, b, method, rope, level) -> list[dict]:
                 p_worse=float(r["p_worse"]), flag=str(r["flag"].values),
             ))  # fmt: skip
         return rows
-    diff = fold_differences(table, a, b)
-    x = diff.values  # (dataset, repetition, fold)
+    x = fold_differences(table, a, b).values  # (dataset, repetition, fold)
     ratio = nb_ratio(table)
+    # Differences equal up to the rounding of a − b have no variance (correlated_t's rule),
+    # not one of 1e-34 that would give a p-value of 1e-48.
+    equal = equal_up_to_rounding(*(_fold_losses(table, u) for u in (a, b)))
     for i, d in enumerate(table["dataset"].values):
         xd = x[i]
         if method == "nadeau_bengio":
             J = xd.size
             est, var, df = xd.mean(), np.var(xd, ddof=1) * (1 / J + ratio[i]), J - 1
-            target = "err"
         else:  # naive_folds: per run, the variance of the mean of its K fold means
             K = xd.shape[1]
             est = xd.mean(axis=1).mean()
-            var = (xd.var(axis=1, ddof=1) / K).mean()
-            df, target = K - 1, "err"
+            var, df = (xd.var(axis=1, ddof=1) / K).mean(), K - 1
         se, lower, upper, flag = normal_bounds(
-            est, var, level=level, kind="t", df=df, bounds=difference_bounds(table)
-        )
+            est, 0.0 if equal[i] else var, level=level, kind="t", df=df,
+            bounds=difference_bounds(table),
+        )  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):
             z = est / se
         p = 2 * stats.t.sf(abs(z), df) if se > 0 else np.nan
         rows.append(_row(
-            method=method, dataset=str(d), a=a, b=b, target=target, kind="frequentist",
+            method=method, dataset=str(d), a=a, b=b, target="err", kind="frequentist",
             estimate=float(est), lower=float(lower), upper=float(upper),
             p_value=float(p), alternative="two-sided", flag=str(flag),
         ))  # fmt: skip
     return rows
+
+
+def _fold_losses(table, learner: str) -> np.ndarray:
+    """Return a learner's fold losses, shape (dataset, J)."""
+    loss = table["loss"].sel(learner=learner).values
+    return loss.reshape(loss.shape[0], -1)
 
 
 def _point_rows(points, a, b, method, rope, level, fit_kwargs, dataset) -> list[dict]:
@@ -297,7 +231,7 @@ def _dataset_rows(table, a, b, rope, level, rho, fit_kwargs) -> list[dict]:
 
     diff = fold_differences(table, a, b)
     x = diff.values.reshape(diff.sizes["dataset"], -1)
-    if not (x != x[:, :1]).any():
+    if equal_up_to_rounding(*(_fold_losses(table, u) for u in (a, b))).all():
         # Every fold difference equal within every data set: the model has no scale to fit
         # (compare_datasets refuses it). Flagged rows, so that the other methods' rows of
         # the comparison still come back.
@@ -391,7 +325,8 @@ def compare_learners(
         ``hierarchical_datasets``: the population mean difference δ0, while its probabilities
         are for the difference on one new data set, as baycomp reports them), ``p_better`` (P(a's expected loss
         < b's − rope)), ``p_equivalent``, ``p_worse``, ``p_value``, ``alternative`` and
-        ``flag`` (``"zero_variance"``: every fold difference equal, and for
+        ``flag`` (``"zero_variance"``: every fold difference equal, up to the rounding of
+        a − b, and then no p-value; for
         ``hierarchical_datasets`` equal within every data set, where the model has no scale
         to fit and its rows carry no bounds or probabilities; ``"no_disagreements"``:
         the learners' losses equal at every point, where ``hierarchical_sources`` has nothing
@@ -425,11 +360,11 @@ def compare_learners(
     """
     rope = check_rope(rope)
     check_level(level)
-    table, points = _as_inputs(data, learners)
+    table, points = as_inputs(data, learners)
     names = table["learner"].values.tolist()
     if len(names) < 2:
         raise ValueError(f"a comparison needs at least two learners; the table has {names}")
-    pairs = _pairs(pairs, names)
+    pairs = checked_pairs(pairs, names)
     pair_blocks = points is not None and any(has_pair_blocks(t) for t in points.values())
     by_source = table.attrs.get("scheme") == "source" or (  # a fold table says it itself
         points is not None and any(t.attrs.get("scheme") == "source" for t in points.values())
