@@ -354,8 +354,11 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     loc, scale, df = (float(r[v]) for v in ("mean", "scale", "df"))
     rope = float(result.attrs.get("rope", 0.0))
     a, b = _learner_labels([result.attrs.get("a", "a"), result.attrs.get("b", "b")])
+    # Learner names on a line of their own: long ones (estimator reprs) ran off both edges.
+    difference = f"{a} − {b}"
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+        width = max(6.0, 3.5 + 0.075 * len(difference))  # the legend takes the right 2.5 in
+        _, ax = plt.subplots(figsize=(width, 3.5), layout="constrained")
     # Every fold difference equal: the posterior is a point mass. Up to rounding too (a scale
     # of 4e-17 for differences all -0.02): such a density drew as a spike at the axis' edge,
     # the region it lies in invisible.
@@ -395,7 +398,7 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     for edge in {-rope, rope}:
         ax.axvline(edge, color="C1", ls="--", lw=1)
     ax.set_xlabel(
-        f"difference of expected losses{_negated(result)}, {a} − {b}\n(negative: {a} better)"
+        f"difference of expected losses{_negated(result)},\n{difference}\n(negative: {a} better)"
     )
     ax.set_yticks([])
     # Outside the axes: inside, it would hide the density or the point mass. Right of them,
@@ -473,6 +476,6 @@ def plot_best(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) -> Any
         m, lo, hi = (r[v].values[order] for v in ("mean", "lower", "upper"))
         ax2.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", capsize=3)
         level = 100 * float(result.attrs.get("level", 0.95))
-        ax2.set_xlabel(f"expected loss{_negated(result)} ({level:g}% interval)")
+        ax2.set_xlabel(f"expected loss{_negated(result)}\n({level:g}% interval)")
         _few_ticks(ax2.xaxis)  # a narrow panel: "-0.975" and its neighbours ran together
     return ax

@@ -65,3 +65,32 @@ def test_logit_normal_population_reports_the_posterior_median_for_new_sources():
     assert "posterior median" in legends
     assert "posterior mean" in legends
     plt.close("all")
+
+
+def test_comparison_plots_keep_long_learner_names_inside_the_figure():
+    # Before: estimator reprs as learner names ran the x-label of plot_comparison off both
+    # edges of the figure, and plot_best's right-hand label touched its edge.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayescv import compare_several, correlated_ttest, fold_table
+    from bayescv.plots import plot_best, plot_comparison
+
+    names = [
+        "LogisticRegression(C=1.0)",
+        "RandomForestClassifier(n_estimators=500)",
+        "HistGradientBoostingClassifier()",
+    ]
+    scores = [[0.90, 0.80, 0.85, 0.82], [0.70, 0.75, 0.72, 0.71], [0.88, 0.79, 0.86, 0.80]]
+    table = fold_table(scores, learners=names, greater_is_better=True)
+    first = plot_comparison(correlated_ttest(table, a=names[0], b=names[1], rope=0.01))
+    best = plot_best(compare_several(table, random_state=0))
+    for ax in (first, *best.figure.axes):
+        fig = ax.figure
+        fig.canvas.draw()
+        box = ax.xaxis.label.get_window_extent()
+        assert box.x0 >= 0
+        assert box.x1 <= fig.bbox.x1
+    plt.close("all")
