@@ -181,8 +181,8 @@ def test_compare_reads_repeated_cv_with_replicate_kind(tmp_path, capsys):
         paths.append(tmp_path / f"{name}.csv")
     assert main(["compare", *map(str, paths)]) == 2
     assert "--replicate-kind" in capsys.readouterr().err
-    assert main(["variance", str(paths[0])]) == 2  # one run only: says so
-    assert "one run" in capsys.readouterr().err
+    assert main(["variance", str(paths[0])]) == 2  # runs of unknown kind: says which to pass
+    assert "--replicate-kind" in capsys.readouterr().err
     argv = ["compare", *map(str, paths), "--replicate-kind", "repeat", "--format", "json"]
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]

@@ -46,10 +46,14 @@ def test_from_cross_validate_says_which_scoring_to_pass():
     with pytest.raises(ValueError, match="pass scoring='accuracy' or 'f1'"):
         from_cross_validate({"a": several, "b": several})
     # cross_validate(..., scoring="accuracy") names its one score test_score, not
-    # test_accuracy: passing the same scoring here is the natural mistake.
+    # test_accuracy: the same scoring passed here names that score's metric (accuracy's
+    # losses, its negation, lie in [-1, 0]); a name that is no scorer is refused.
     one = _fake_result([0.9, 0.8, 0.85])
-    with pytest.raises(ValueError, match="single scorer's score 'test_score': leave scoring"):
-        from_cross_validate({"a": one, "b": one}, scoring="accuracy")
+    table = from_cross_validate({"a": one, "b": one}, scoring="accuracy")
+    assert table.attrs["metric"] == "accuracy"
+    assert list(table.attrs["loss_range"]) == [-1.0, 0.0]
+    with pytest.raises(ValueError, match="not_a_scorer"):
+        from_cross_validate({"a": one, "b": one}, scoring="not_a_scorer")
 
 
 def test_from_cross_validate_names_the_learner_and_fold_of_a_failed_fit():

@@ -11,6 +11,11 @@ and the test statistic is mean(h)/se. This gives
   (the J = R·K version of Bouckaert & Frank 2004), with J − 1 degrees of freedom;
 * the naive tests (``naive_points``, ``naive_folds``) and the θ-based ones.
 
+Differences equal up to the rounding of a − b (losses B = losses A + c) have no variance:
+every row but θ_1's (μ̂²) is then flagged ``"zero_variance"`` with no p-value
+(:func:`equal_up_to_rounding`, the rule of the fold-level comparisons too), rather than given
+the ~1e-34 of rounding.
+
 Losses are "lower is better", so ``alternative="less"`` asks whether A has the lower error.
 
 References
@@ -36,11 +41,11 @@ from scipy import stats
 
 from bayescv.classical._block_stats import block_stats
 from bayescv.classical.intervals import cv_intervals
-from bayescv.intervals import score_bounds
+from bayescv.intervals import normal_bounds, score_bounds
 from bayescv.losses import is_binary, loss_differences
 from bayescv.tails import HeavyTailWarning, warn_heavy_tail
 
-__all__ = ["ALTERNATIVES", "paired_comparison"]
+__all__ = ["ALTERNATIVES", "equal_up_to_rounding", "paired_comparison"]
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 
@@ -85,7 +90,10 @@ def paired_comparison(
         The interval Dataset of the difference A − B, plus ``statistic`` (mean(h)/se) and
         ``p_value`` per method; attrs ``alternative`` and ``difference = "A - B"``. A method
         whose variance estimate is negative or undefined has NaN statistic and p-value and
-        keeps its flag.
+        keeps its flag. When every difference is equal up to rounding
+        (:func:`equal_up_to_rounding`; per replicate for independent data sets), the
+        variance of every method but θ_1 (μ̂², not 0 for equal differences) is 0: its
+        interval is [estimate, estimate], flagged ``"zero_variance"``, with NaN p-value.
 
     Examples
     --------
@@ -111,6 +119,7 @@ def paired_comparison(
         # take both signs: warn here instead, at the caller's line.
         warnings.simplefilter("ignore", HeavyTailWarning)
         result = cv_intervals(diff, methods, level=level, kind="normal" if score else kind)
+    result = _zero_variance_rows(result, losses_a, losses_b, level)
     warn_heavy_tail(
         result.attrs.get("khat", np.nan),
         stacklevel=3,
@@ -138,6 +147,83 @@ def paired_comparison(
     )
     result.attrs.update({"alternative": alternative, "difference": "A - B"})
     return result
+
+
+def equal_up_to_rounding(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """Whether each row's differences ``la − lb`` are all equal, up to the rounding of ``a − b``.
+
+    Differences that differ only by a few ulps of the losses (0.1 − 0.12 and 0.2 − 0.22, or
+    losses shifted by a constant) are one difference: their variance is 0, not the ~1e-34
+    that would make a t statistic of 1e16. The fold-level comparisons read fold losses so,
+    :func:`paired_comparison` the per-point losses.
+
+    Parameters
+    ----------
+    la, lb : ndarray of shape (n_rows, J)
+        Two learners' losses (fold losses, or per-point losses), one row per data set.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows,)
+
+    Examples
+    --------
+    >>> equal_up_to_rounding(np.array([[0.1, 0.2]]), np.array([[0.12, 0.22]])).tolist()
+    [True]
+    """
+    rounding = 4 * np.finfo(float).eps * np.maximum(np.abs(la), np.abs(lb)).max(axis=1)
+    return np.ptp(la - lb, axis=1) <= rounding
+
+
+#: Methods whose θ̂ is not 0 for equal differences: θ_1 = μ̂² (unbiased when μ = 0) is c²
+#: when every difference is c. Their rows keep their value.
+_LOCATION_TERMS = ("theta_1",)
+#: Flags of a variance estimate that a zero variance replaces.
+_VARIANCE_FLAGS = ("zero_variance", "negative_variance", "truncated_to_range")
+
+
+def _zero_variance_rows(
+    result: xr.Dataset, losses_a: xr.Dataset, losses_b: xr.Dataset, level: float
+) -> xr.Dataset:
+    """Set θ̂ = 0 on the rows whose per-point differences are equal up to rounding.
+
+    One row per replicate for independent data sets, else one over every run. A method
+    without a variance estimate (``unequal_block_sizes``) keeps its row, as do those of
+    :data:`_LOCATION_TERMS`.
+    """
+    replicated = result["estimate"].ndim > 1
+    rows = losses_a.sizes["replicate"] if replicated else 1
+    la, lb = (
+        np.asarray(t["loss"].values, dtype=float).reshape(rows, -1) for t in (losses_a, losses_b)
+    )
+    equal = equal_up_to_rounding(la, lb)
+    old = result["flag"].values
+    mask = np.broadcast_to(equal[:, None] if replicated else equal[0], old.shape)
+    mask = mask & np.vectorize(lambda f: "unequal_block_sizes" not in f, otypes=[bool])(old)
+    mask = mask & ~np.isin(result["method_name"].values, _LOCATION_TERMS)
+    if not mask.any():
+        return result
+    est = result["estimate"].values
+    se, lower, upper, _ = normal_bounds(est, np.zeros_like(est), level=level)
+    flags = np.vectorize(_with_zero_variance, otypes=[object])(old)
+    dims = result["estimate"].dims
+    return result.assign(
+        {
+            name: (dims, np.where(mask, new, result[name].values))
+            for name, new in (
+                ("theta", np.zeros_like(est)), ("se", se), ("lower", lower), ("upper", upper),
+                ("flag", flags.astype(str)),
+            )
+        }
+    )  # fmt: skip
+
+
+def _with_zero_variance(flag: str) -> str:
+    """``flag`` with its variance flag replaced by ``zero_variance`` (after a scheme flag)."""
+    parts = [f for f in flag.split(",") if f]
+    rest = [f for f in parts if f not in _VARIANCE_FLAGS]
+    at = 1 if rest[:1] == ["random_kfold_only"] else 0
+    return ",".join([*rest[:at], "zero_variance", *rest[at:]])
 
 
 def _score_rows(result: xr.Dataset, diff: xr.Dataset, level: float) -> xr.Dataset:

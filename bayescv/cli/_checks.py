@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "REPLICATE_KINDS",
     "add_loss_range",
+    "add_replicate_kind",
     "bad_n_jobs",
     "comma_list",
     "parse_loss_range",
@@ -238,6 +240,31 @@ def _is_study(path: Path) -> bool:
             return data.attrs.get("title") == "bayescv coverage study"
     except (OSError, ValueError):
         return False
+
+
+#: What the runs of a file of several CV runs can be (``--replicate-kind``).
+REPLICATE_KINDS = ("repeat", "bootstrap", "independent")
+
+
+def add_replicate_kind(parser: Any, also: str = "") -> None:
+    """Add ``--replicate-kind`` to a subcommand's parser (read by :func:`read_losses`).
+
+    A table written by ``bayescv.to_csv`` or ``to_netcdf`` carries its kind; a plain CSV
+    with a ``replicate`` column needs the option, and :func:`read_losses` says so.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    also : str, optional
+        More help text, after the common part.
+    """
+    parser.add_argument(
+        "--replicate-kind",
+        choices=REPLICATE_KINDS,
+        default=None,
+        help=f"what the runs of a plain CSV with a 'replicate' column are{also}",
+    )
 
 
 def add_loss_range(parser: Any, also: str = "") -> None:

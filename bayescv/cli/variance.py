@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.cli._checks import add_loss_range, comma_list, target_legend
+from bayescv.cli._checks import add_loss_range, add_replicate_kind, comma_list, target_legend
 from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
@@ -56,7 +56,9 @@ def register(sub: Any) -> None:
             "Read a long-format CSV of CV losses (one row per test point, with a block "
             "label column and a loss column) and print every closed-form estimate of the "
             "variance of the CV estimate, and the intervals built on them. With --paired "
-            "A.csv B.csv, compare two learners evaluated on the same splits."
+            "A.csv B.csv, compare two learners evaluated on the same splits. A file of "
+            "several CV runs (a 'replicate' column) is read as bayescv.cv_intervals reads it: "
+            "repeated CV averages the runs, independent data sets get one report each."
         ),
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="LOSSES.csv")
@@ -67,6 +69,9 @@ def register(sub: Any) -> None:
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
     add_loss_range(parser, also=", and --kind log needs LOW >= 0")
+    add_replicate_kind(
+        parser, also=" (repeat: runs of repeated CV; independent: one data set each)"
+    )
     parser.add_argument("--level", type=float, default=0.95, help="coverage (0.95)")
     parser.add_argument(
         "--kind",
@@ -98,10 +103,9 @@ def _fail(message: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from bayescv.classical import block_stats, cv_intervals, variance_estimates
-    from bayescv.classical._block_stats import unequal_sizes_note
     from bayescv.classical.paired import paired_comparison
     from bayescv.classical.quadratic import gs_moments
-    from bayescv.losses import effective_range, has_pair_blocks
+    from bayescv.losses import effective_range
 
     expected = 2 if args.paired else 1
     if len(args.files) != expected:
@@ -160,8 +164,42 @@ def _run(args: argparse.Namespace) -> int:
     # Printed outside the try: a reader that goes away (`| head`) raises BrokenPipeError, an
     # OSError that main() handles, not a failure to read the tables.
     if args.paired:
-        print(_paired_json(result, said) if args.format == "json" else _paired_table(result, said))
+        show = _paired_json if args.format == "json" else _paired_table
+        out = (
+            {
+                str(label): show(result.isel(replicate=i, drop=True), said)
+                for i, label in enumerate(result["replicate"].values)
+            }
+            if "replicate" in result.dims  # independent data sets: one comparison each
+            else show(result, said)
+        )
+        print(_replicated(out, tables[0], args.format))
         return 0
+    tails = _tail_lines(caught)
+    if "replicate" not in table.dims:
+        out = _report(table, estimates, moments, intervals, stats, tails, args.format)
+    elif table.attrs.get("replicate_kind") == "repeat":
+        # As cv_intervals reads repeated CV: the runs' mu_hat and theta averaged.
+        runs = _run_means(estimates, moments)
+        out = _report(table, *runs, intervals, stats, tails, args.format)
+    else:  # independent data sets: one report each, from the one cv_intervals call
+        out = {
+            str(label): _report(
+                table.isel(replicate=i, drop=True),
+                *(x.isel(replicate=i, drop=True) for x in (estimates, moments, intervals)),
+                stats, tails, args.format,
+            )
+            for i, label in enumerate(table["replicate"].values)
+        }  # fmt: skip
+    print(_replicated(out, table, args.format))
+    return 0
+
+
+def _report(table, estimates, moments, intervals, stats, tails, fmt) -> dict | str:
+    """Summarise one table (or the mean over repeated runs), as a JSON object or text."""
+    from bayescv.classical._block_stats import unequal_sizes_note
+    from bayescv.losses import has_pair_blocks
+
     summary = _summary(table, estimates, moments, intervals)
     notes = estimates["note"].to_series()
     unequal = [str(name) for name, note in notes.items() if note]
@@ -171,13 +209,34 @@ def _run(args: argparse.Namespace) -> int:
         unequal = list(_BLOCK_LEVEL)
         summary.update(dict.fromkeys(_BLOCK_LEVEL))
         note = _PAIRS_NOTE
-    summary["warnings"] += _tail_lines(caught)
-    if args.format == "json":
+    summary["warnings"] += tails
+    if fmt == "json":
         summary["warnings"] = [note, *summary["warnings"]] if note else summary["warnings"]
-        print(json.dumps(summary, indent=2))
-    else:
-        print(_table(summary, intervals, unequal, note))
-    return 0
+        return summary
+    return _table(summary, intervals, unequal, note)
+
+
+def _run_means(estimates: xr.Dataset, moments: xr.Dataset) -> tuple[xr.Dataset, xr.Dataset]:
+    """Average θ̂, μ̂ and the moments over the runs, as cv_intervals does for repeated CV."""
+    mean = estimates.assign(
+        theta=estimates["theta"].mean("replicate", skipna=False),
+        mu_hat=estimates["mu_hat"].mean("replicate", skipna=False),
+    ).drop_vars("replicate")
+    runs = estimates.sizes["replicate"]
+    mean.attrs["runs"] = runs
+    return mean, moments[["s1", "s2", "s3"]].mean("replicate", skipna=False)
+
+
+def _replicated(out: dict | str, table: xr.Dataset, fmt: str) -> str:
+    """Print one report, or one per independent data set, saying what the runs are."""
+    kind = table.attrs.get("replicate_kind") if "replicate" in table.dims else None
+    if fmt == "json":
+        if kind == "independent":
+            out = {"replicate_kind": kind, "replicates": out}
+        return json.dumps(out, indent=2)
+    if kind == "independent":
+        return "\n\n".join(f"replicate {label}:\n{text}" for label, text in out.items())
+    return out
 
 
 def _tail_lines(caught: list) -> list[str]:
@@ -199,23 +258,31 @@ def _unequal_note(result: xr.Dataset, stats: Any) -> list[str]:
     """Say in one line which paired rows unequal block sizes left without an interval."""
     from bayescv.classical._block_stats import unequal_sizes_note
 
+    methods = result["method_name"].values
+    flags = result["flag"].transpose("method_name", ...).values.reshape(methods.size, -1)
     names = [
         str(m)
-        for m, f in zip(result["method_name"].values, result["flag"].values, strict=True)
-        if "unequal_block_sizes" in str(f)
+        for m, row in zip(methods, flags, strict=True)
+        if any("unequal_block_sizes" in str(f) for f in row)  # of any independent data set
     ]
     note = unequal_sizes_note(names, stats, _WEIGHTED_OPTION)
     return [note] if note else []
 
 
 def _read(path: Path, args: argparse.Namespace) -> xr.Dataset:
-    """Read one CV run from a loss table in any format the package writes."""
+    """Read a loss table in any format the package writes: one run, or runs of CV.
+
+    Repeated CV and independent data sets are read as :func:`bayescv.cv_intervals` reads
+    them; bootstrap replicates, which need the observed run beside them, are refused.
+    """
     from bayescv.cli._checks import read_losses
 
     table = read_losses(path, args)
-    if "replicate" in table.dims:
+    if "replicate" in table.dims and table.attrs.get("replicate_kind") == "bootstrap":
         raise ValueError(
-            f"{path}: the file holds several CV runs; `bayescv variance` reads one run"
+            f"{path}: the runs are bootstrap replicates of one CV, which only the 'bootstrap' "
+            "method reads, beside the observed run: `bayescv variance` has no such method; "
+            "use bayescv.cv_intervals(observed, ['bootstrap'], bootstrap=replicates)"
         )
     return table
 
@@ -228,25 +295,34 @@ def _number(value: Any) -> float | None:
 def _summary(table, estimates, moments, intervals) -> dict:
     theta = estimates["theta"]
     stats = {name: theta.sel(estimator=name).item() for name in estimates["estimator"].values}
-    n_sizes = np.unique(_sizes(table))
     names = intervals["method_name"].values
-    summary: dict[str, Any] = {
-        "N": int(table.sizes["obs"]),
-        "K": int(np.unique(table["block"].values).size),
-        "M": int(n_sizes[0]) if n_sizes.size == 1 else None,
-        "scheme": table.attrs.get("scheme"),
-        "mu_hat": _number(estimates["mu_hat"]),
-        "s1": _number(moments["s1"]),
-        "s2": _number(moments["s2"]),
-        "s3": _number(moments["s3"]),
-    }
+    summary: dict[str, Any]
+    if "runs" in estimates.attrs:  # repeated CV: each run's N, K, M (null where they differ)
+        summary = {key: estimates.attrs.get(key) for key in ("N", "K", "M")}
+        summary.update(replicate_kind="repeat", runs=int(estimates.attrs["runs"]))
+    else:
+        n_sizes = np.unique(_sizes(table))
+        summary = {
+            "N": int(table.sizes["obs"]),
+            "K": int(np.unique(table["block"].values).size),
+            "M": int(n_sizes[0]) if n_sizes.size == 1 else None,
+        }
+    summary.update(
+        {
+            "scheme": table.attrs.get("scheme"),
+            "mu_hat": _number(estimates["mu_hat"]),
+            "s1": _number(moments["s1"]),
+            "s2": _number(moments["s2"]),
+            "s3": _number(moments["s3"]),
+        }
+    )
     summary.update({name: _number(stats[name]) for name in _JSON_THETAS})
     summary.update(
         {
             "se_points": _number(np.sqrt(stats["naive_points"])),
             "se_folds": _number(np.sqrt(stats["naive_folds"])),
-            "sigma2_within": _number(stats["bayle_within"] * summary["N"]),
-            "sigma2_all_pairs": _number(stats["bayle_all_pairs"] * summary["N"]),
+            "sigma2_within": _number(stats["bayle_within"] * (summary["N"] or np.nan)),
+            "sigma2_all_pairs": _number(stats["bayle_all_pairs"] * (summary["N"] or np.nan)),
             "level": intervals.attrs["level"],
             "interval_kind": intervals.attrs.get("kind"),
             "flags": {
@@ -320,6 +396,12 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
         + (f" of M = {summary['M']}" if summary["M"] else " of unequal sizes")
         + f" (scheme: {summary['scheme']}); CV estimate mu_hat = {summary['mu_hat']:.6g}"
     )
+    if summary.get("runs"):
+        head = f"R = {summary['runs']} runs of repeated CV, each: {head}"
+        head += (
+            "\nmu_hat and every theta are means over the runs: each interval is for one run's "
+            "variance (conservative for their mean); nadeau_bengio uses all R*K folds"
+        )
     thetas = [
         name for name in _JSON_THETAS if name not in unequal and (unequal or name not in _WEIGHTED)
     ]
@@ -348,7 +430,7 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
     return "\n".join(parts)
 
 
-def _paired_json(result: xr.Dataset, said: list[str]) -> str:
+def _paired_json(result: xr.Dataset, said: list[str]) -> dict:
     methods = result["method_name"].values
     out = {
         "difference": "A - B",
@@ -370,7 +452,7 @@ def _paired_json(result: xr.Dataset, said: list[str]) -> str:
         },
         "warnings": [*said, *_row_warnings(result)],
     }
-    return json.dumps(out, indent=2)
+    return out
 
 
 def _paired_table(result: xr.Dataset, said: list[str]) -> str:

@@ -13,8 +13,9 @@ import xarray as xr
 from bayescv.fold_scores._inputs import (
     check_indices_everywhere,
     cross_validate_dicts,
-    missing_score,
     numeric_column,
+    one_scoring,
+    score_key,
 )
 from bayescv.fold_scores._table import fold_table
 from bayescv.losses import effective_range, has_pair_blocks, validate
@@ -43,8 +44,13 @@ def from_cross_validate(
         result's ``indices``, and the learners' test folds checked to be the same; otherwise
         the sizes are taken as equal. Give the indices for every learner or for none.
     scoring : str, optional
-        Which score: the result's ``test_<scoring>`` (several scorers) or ``test_score``
-        (default, one scorer).
+        Which score, and its name: the result's ``test_<scoring>`` for several scorers
+        (``cross_validate(..., scoring=["accuracy", "f1"])``). For one scorer, whose score
+        ``cross_validate`` names ``test_score`` whatever it is, a scikit-learn scorer name
+        (``"accuracy"``, ``"neg_log_loss"``) says which metric ``test_score`` holds: the
+        table gets its name, its direction and its range (accuracy in [0, 1]), as from
+        the key of several scorers. Default: ``test_score``, named ``"score"``, unbounded
+        unless `score_range` says.
     runs : int, optional
         Repetitions of K-fold CV in the results (as a repeated splitter yields them). Default:
         read from the ``indices`` when the results have them (R runs whose test sets each
@@ -77,7 +83,9 @@ def from_cross_validate(
     Raises
     ------
     ValueError
-        When a result is not a ``cross_validate`` dict or lacks the score, a score is NaN (a
+        When a result is not a ``cross_validate`` dict or lacks the score, `scoring` names
+        several scorers, or names no scikit-learn scorer for a single scorer's
+        ``test_score``, a score is NaN (a
         failed fit), the learners' test folds differ, some results have ``indices`` and
         others not, a DataFrame's index is not the fold numbers, `runs` contradicts the results'
         indices, every point is tested R > 1 times but not in R consecutive partitions (folds
@@ -101,7 +109,7 @@ def from_cross_validate(
         raise ValueError(
             "results must be a non-empty mapping {learner name: cross_validate result}"
         )
-    key = "test_score" if scoring is None else f"test_{scoring}"
+    scoring = one_scoring(scoring)
     scores, n_test, n_train, test_sets = {}, None, None, None
     results = cross_validate_dicts(results)  # frames: rows put in fold order
     check_indices_everywhere(results)
@@ -112,8 +120,7 @@ def from_cross_validate(
                 "sklearn.model_selection.cross_validate returns; for arrays of fold scores "
                 "use bayescv.fold_table"
             )
-        if key not in res:
-            raise ValueError(missing_score(name, key, res))
+        key = score_key(name, res, scoring)
         scores[str(name)] = np.asarray(res[key], dtype=float)
         failed = np.flatnonzero(~np.isfinite(scores[str(name)])).tolist()
         if failed:

@@ -20,6 +20,8 @@ __all__ = [
     "cross_validate_dicts",
     "missing_score",
     "numeric_column",
+    "one_scoring",
+    "score_key",
     "series_in_one_order",
 ]
 
@@ -93,6 +95,46 @@ def check_indices_everywhere(results: Mapping[Any, Any]) -> None:
         )
 
 
+def one_scoring(scoring: Any) -> str | None:
+    """Return `scoring` as one name (a list of one name is that name), or a clear error.
+
+    A fold-score table holds one metric: several names are refused, naming them.
+    """
+    if scoring is None or isinstance(scoring, str):
+        return scoring
+    names = list(scoring) if isinstance(scoring, list | tuple) else None
+    if names is not None and len(names) == 1 and isinstance(names[0], str):
+        return names[0]
+    raise ValueError(
+        f"scoring must be one scorer name, got {scoring!r}: a fold-score table holds one "
+        "metric; build one table per scorer (scoring='accuracy', then scoring='f1', say)"
+    )
+
+
+def score_key(name: Any, res: Mapping[str, Any], scoring: str | None) -> str:
+    """Return the key of `res` holding the score `scoring` names, or a clear error.
+
+    ``test_<scoring>`` for several scorers; for one scorer, whose score is ``test_score``
+    whatever it is, a scikit-learn scorer name says which metric that is.
+    """
+    key = "test_score" if scoring is None else f"test_{scoring}"
+    if key in res:
+        return key
+    found = sorted(k for k in res if k.startswith("test_"))
+    if found == ["test_score"]:
+        from sklearn.metrics import get_scorer_names
+
+        if scoring in get_scorer_names():
+            return "test_score"
+        raise ValueError(
+            f"the result of {name!r} has one scorer's score, 'test_score', and "
+            f"scoring={scoring!r} is not a scikit-learn scorer name "
+            "(sklearn.metrics.get_scorer_names()): pass the name of the scorer cross_validate "
+            "ran with, or leave scoring out"
+        )
+    raise ValueError(missing_score(name, key, res))
+
+
 def missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:
     """Return the message for a result without `key`, with the `scoring` that reads it."""
     found = sorted(k for k in res if k.startswith("test_"))
@@ -100,8 +142,6 @@ def missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:
         way = f"it has only {sorted(res)}, no test scores"
     elif key == "test_score":  # several scorers: their scores are test_<name>
         way = "pass scoring=" + " or ".join(repr(k[5:]) for k in found)
-    elif found == ["test_score"]:  # one scorer: its score is test_score, whatever the scorer
-        way = "cross_validate names a single scorer's score 'test_score': leave scoring out"
     else:
         way = f"it has {found}"
     return f"the result of {name!r} has no {key!r}: {way}"

@@ -34,12 +34,15 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayescv.classical.paired import equal_up_to_rounding
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.fold_scores._table import check_rope
 from bayescv.intervals import check_level, normal_bounds
 from bayescv.learner_comparison._range import difference_bounds
 
-__all__ = ["correlated_ttest", "t_posterior_probabilities"]
+# equal_up_to_rounding lives with the per-point comparisons (bayescv.classical.paired), which
+# read per-point differences by the same rule; imported here for the fold-level methods.
+__all__ = ["correlated_ttest", "equal_up_to_rounding", "t_posterior_probabilities"]
 
 
 def t_posterior_probabilities(
@@ -83,31 +86,6 @@ def t_posterior_probabilities(
         worse = np.where(point, loc > rope, worse).astype(float)
     equivalent = np.clip(1.0 - better - worse, 0.0, 1.0)
     return better, equivalent, worse
-
-
-def equal_up_to_rounding(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
-    """Whether each row's differences ``la − lb`` are all equal, up to the rounding of ``a − b``.
-
-    Differences that differ only by a few ulps of the losses (0.1 − 0.12 and 0.2 − 0.22, or
-    fold means of losses shifted by a constant) are one difference: their variance is 0, not
-    the ~1e-34 that would make a t statistic of 1e16. Every fold-level method reads them so.
-
-    Parameters
-    ----------
-    la, lb : ndarray of shape (n_datasets, J)
-        Two learners' fold losses.
-
-    Returns
-    -------
-    ndarray of bool, shape (n_datasets,)
-
-    Examples
-    --------
-    >>> equal_up_to_rounding(np.array([[0.1, 0.2]]), np.array([[0.12, 0.22]])).tolist()
-    [True]
-    """
-    rounding = 4 * np.finfo(float).eps * np.maximum(np.abs(la), np.abs(lb)).max(axis=1)
-    return np.ptp(la - lb, axis=1) <= rounding
 
 
 def correlated_ttest(
