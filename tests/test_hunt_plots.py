@@ -141,14 +141,14 @@ def test_comparison_axes_say_the_losses_are_a_negated_score():
     best = compare_several(table, rope=0.01, random_state=0)
     ax = plot_best(best)
     right = ax.figure.axes[1]
-    assert right.get_xlabel() == "expected loss (−accuracy) (95% interval)"
+    assert right.get_xlabel() == "expected loss (−accuracy)\n(95% interval)"
     drawn = np.sort(np.asarray(right.containers[0].lines[0].get_xdata(), float))
     np.testing.assert_allclose(drawn, np.sort(-scores.mean(axis=1)))
     pair = correlated_ttest(table.sel(learner=["A", "B"]), rope=0.01)
     assert (
         plot_comparison(pair)
         .get_xlabel()
-        .startswith("difference of expected losses (−accuracy), A − B")
+        .startswith("difference of expected losses (−accuracy),\nA − B")
     )
 
 
