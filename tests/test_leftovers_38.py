@@ -38,8 +38,9 @@ def test_prior_predictive_check_replicates_the_lognormal_population():
 
 def test_logit_normal_population_reports_the_posterior_median_for_new_sources():
     # Before: the binomial model's ose and new_source rows reported the posterior mean, which
-    # its right tail in τ puts about 0.12 posterior sd above the median (and the equal-tailed
-    # interval's centre), as for the lognormal population, whose rows already gave the median.
+    # its right tail in τ puts about 0.12 posterior sd above the median
+    # (benchmarks/results/binomial_ose_skew.md), where the lognormal population's rows
+    # already gave the median.
     import matplotlib
 
     matplotlib.use("Agg")
