@@ -23,6 +23,7 @@ from typing import Any
 from bayescv._extras import BAYES_MODULES, import_quietly, missing_extra
 from bayescv.cli._checks import (
     add_loss_range,
+    add_replicate_kind,
     read_losses,
     show_progress,
     unwritable_dir,
@@ -88,12 +89,7 @@ def register(subparsers: Any) -> None:
             "[0, inf) (a table that names its loss, or --loss-range 0,inf), else normal"
         ),
     )
-    p.add_argument(
-        "--replicate-kind",
-        choices=["repeat", "bootstrap", "independent"],
-        default=None,
-        help="what the runs of a plain CSV with a 'replicate' column are",
-    )
+    add_replicate_kind(p)
     p.add_argument(
         "--bootstrap",
         type=Path,

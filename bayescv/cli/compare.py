@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bayescv.cli._checks import add_loss_range
+from bayescv.cli._checks import add_loss_range, add_replicate_kind
 
 __all__ = ["register"]
 
@@ -52,11 +52,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--scheme", choices=("random", "source"), help="CV scheme (default: inferred)"
     )
-    parser.add_argument(
-        "--replicate-kind",
-        choices=("repeat", "bootstrap", "independent"),
-        help="what the runs of a plain CSV with a 'replicate' column are (repeated CV: repeat)",
-    )
+    add_replicate_kind(parser, also=" (repeated CV: repeat)")
     parser.add_argument(
         "--greater-is-better",
         action="store_true",
