@@ -95,3 +95,23 @@ def test_comparison_plots_keep_long_learner_names_inside_the_figure():
         assert box.x0 >= 0
         assert box.x1 <= fig.bbox.x1
     plt.close("all")
+
+
+def test_cli_says_which_estimate_the_intervals_report(tmp_path, capsys):
+    # Before: bayescv bayes printed the summary's posterior mean of ose beside an interval
+    # row whose estimate, the median, differed from it, with nothing saying why.
+    import pandas as pd
+
+    from bayescv.cli import main
+
+    rng = np.random.default_rng(0)
+    block = np.repeat(np.arange(8), 60)
+    zero_one = (rng.random(480) < 0.08).astype(int)
+    normal = rng.normal(1.0, 0.3, 480) + 0.1 * block
+    fast = ["--source-col", "block", "--no-progress", "--draws", "300", "--tune", "300"]
+    note = "(estimate: the posterior median for ose and new_source, the mean for expected_cv)"
+    for loss, shown in ((zero_one, True), (normal, False)):
+        path = tmp_path / "losses.csv"
+        pd.DataFrame({"loss": loss, "block": block}).to_csv(path, index=False)
+        main(["bayes", str(path), *fast])
+        assert (note in capsys.readouterr().out) is shown
