@@ -23,7 +23,24 @@ from bayescv.bayes._new_sources import gaussian_new_sources
 from bayescv.bayes._rank1 import own_variance, rank1_mvn, rank1_solve
 from bayescv.bayes._stats import CollapsedStats, loglik_numpy
 
-__all__ = ["dataset", "derived_quantities", "inference_data", "parameters", "predictive"]
+__all__ = [
+    "MEDIAN_POPULATIONS",
+    "dataset",
+    "derived_quantities",
+    "inference_data",
+    "parameters",
+    "predictive",
+    "reports_median",
+]
+
+#: Populations whose ``ose`` and ``new_source`` are nonlinear in τ (exp(α + τ²/2),
+#: E expit(α + τz)), with right-skewed posteriors: their rows report the posterior median.
+MEDIAN_POPULATIONS = ("lognormal", "logit-normal")
+
+
+def reports_median(population: str | None, target: str) -> bool:
+    """Whether the interval row of `target` reports the posterior median, not the mean."""
+    return population in MEDIAN_POPULATIONS and target != "expected_cv"
 
 
 def parameters(ds: xr.Dataset, stats: CollapsedStats) -> dict[str, np.ndarray]:

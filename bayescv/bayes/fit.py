@@ -27,7 +27,7 @@ from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._diagnostics import SamplingWarning, convergence_advice, diagnose
 from bayescv.bayes._lognormal import check_population, fit_population, resolve_population
-from bayescv.bayes._posterior import inference_data
+from bayescv.bayes._posterior import inference_data, reports_median
 from bayescv.bayes._samplers import SAMPLE, check_n_jobs, resolve_sampler
 from bayescv.bayes._stats import collapse
 from bayescv.bayes.model import CompiledModel, get_model, model_data
@@ -458,11 +458,11 @@ def posterior_intervals(idata, *, level: float = 0.95, kind: str = "eti") -> xr.
         require_extra(["arviz"], "bayes", what="bayescv.bayes.posterior_intervals")
     targets = [t for t in _TARGETS if t in idata.posterior.data_vars]
     est, lo, hi, se = [], [], [], []
-    transformed = idata.sample_stats.attrs.get("population") in ("lognormal", "logit-normal")
+    population = idata.sample_stats.attrs.get("population")
     for target in targets:
         draws = np.asarray(idata.posterior[target].values, dtype=float).ravel()
         # exp(α + τ²/2), E expit(α + τz): a right tail in τ that skews (lognormal: can remove) the mean
-        est.append(np.median(draws) if transformed and target != "expected_cv" else draws.mean())
+        est.append(np.median(draws) if reports_median(population, target) else draws.mean())
         se.append(draws.std(ddof=1) if np.isfinite(draws).all() else np.inf)  # exp overflow
         if kind == "eti":
             a, b = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])

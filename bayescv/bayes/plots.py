@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from bayescv.bayes._posterior import reports_median
 from bayescv.bayes.checks import predictive_check, replicated_statistics
 from bayescv.bayes.fit import posterior_intervals
 
@@ -222,7 +223,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         - {"truncated_to_range"}
     )
     low, high = (float(v) for v in idata.sample_stats.attrs.get("loss_range", (-np.inf, np.inf)))
-    transformed = idata.sample_stats.attrs.get("population") in ("lognormal", "logit-normal")
+    population = idata.sample_stats.attrs.get("population")
     for ax, name in zip(axes, names, strict=True):
         draws = np.asarray(idata.posterior[name].values).ravel()
         counts, _, _ = ax.hist(draws, bins=50, color="0.7")
@@ -231,9 +232,7 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
         if name in rows:
             row = intervals.isel(method_name=rows[name])
             bounds = [float(row["lower"]), float(row["upper"])]
-            # the table's estimate: the median for a lognormal or logit-normal population's
-            # ose and new_source
-            if transformed and name != "expected_cv":
+            if reports_median(population, name):  # the table's estimate, as it reports it
                 centre, centre_label = float(row["estimate"]), "posterior median"
             _shade_outside_range(ax, draws.min(), draws.max(), (low, high), axis="x")
             flag = str(row["flag"].values)

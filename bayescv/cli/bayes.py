@@ -341,7 +341,9 @@ def _print_table(table, summary, intervals, diag) -> None:
     targets = [str(t) for t in intervals["target"].values]
     legend = "; ".join(f"{t}: {meaning[t]}" for t in targets if t in meaning)
     print(f"\n{100 * intervals.attrs['level']:g}% intervals ({intervals.attrs['kind']}; {legend})")
-    if diag.get("population") in ("lognormal", "logit-normal") and "ose" in targets:
+    from bayescv.bayes._posterior import reports_median
+
+    if any(reports_median(diag.get("population"), t) for t in targets):
         # the summary above gives the mean of every draw; say why the estimates differ
         print("(estimate: the posterior median for ose and new_source, the mean for expected_cv)")
     print(frame.to_string(float_format="{:.5g}".format))
