@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bayescv._names import did_you_mean
+
 __all__ = ["KINDS", "first_cause", "truncate_to_range", "two_sided_quantile"]
 
 #: Distributions of :func:`two_sided_quantile`.
@@ -32,7 +34,7 @@ def two_sided_quantile(level: float, kind: str, df: Any) -> Any:
         The quantile (an array for array-like `df`).
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}{did_you_mean(kind, KINDS)}")
     upper_tail = 0.5 + level / 2
     if kind == "normal":
         return stats.norm.ppf(upper_tail)

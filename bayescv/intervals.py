@@ -263,7 +263,8 @@ def score_bounds(
     Returns
     -------
     se, lower, upper : ndarray
-        sqrt(θ̂) and the bounds (NaN where θ̂ is negative or NaN, or p̂ is outside [0, 1];
+        sqrt(θ̂) (NaN where p̂ is 0 or 1, whose bounds use no θ̂) and the bounds (NaN where θ̂
+        is negative or NaN, or p̂ is outside [0, 1];
         [p̂, p̂], flagged ``"zero_variance"`` as by :func:`normal_bounds`, where θ̂ = 0 and
         0 < p̂ < 1).
     flag : ndarray of str
@@ -292,7 +293,8 @@ def score_bounds(
         shrink = 1 + z**2 / n_eff
         centre = (p + z**2 / (2 * n_eff)) / shrink
         half = z / shrink * np.sqrt(p * (1 - p) / n_eff + z**2 / (4 * n_eff**2))
-        se = np.sqrt(np.where(theta < 0, np.nan, theta))
+        # At p̂ = 0 or 1 the bounds take no θ̂: no se stands behind them (NaN, not θ̂'s 0).
+        se = np.sqrt(np.where((theta < 0) | edge, np.nan, theta))
     causes = {
         "negative_variance": theta < 0,
         "undefined_variance": np.isnan(theta),

@@ -25,6 +25,7 @@ LAYERS = {
     "_provenance": 0,
     "_defaults": 0,
     "_extras": 0,
+    "_names": 0,
     "datasets": 0,
     "plots": 0,
     "losses": 1,
@@ -43,7 +44,7 @@ LAYERS = {
     "cli": 7,
     "__main__": 8,  # `python -m bayescv`: runs the command line
 }
-LEAF_HELPERS = {"_provenance", "_defaults", "_extras"}
+LEAF_HELPERS = {"_provenance", "_defaults", "_extras", "_names"}
 METHOD_PARTS = {"cv", "nested", "bayes", "shift"}
 #: Parts that import nothing of the package, leaf helpers included.
 SELF_CONTAINED = {"plots", "datasets"}

@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 import xarray as xr
 
+from bayescv._names import did_you_mean
 from bayescv.bayes._coordinates import natural_params
 from bayescv.bayes._new_sources import block_means_from_log, lognormal_new_sources
 from bayescv.bayes._posterior import dataset, derived_quantities, parameters, predictive
@@ -56,7 +57,11 @@ def check_population(population: str, likelihood: str, scheme: str | None) -> No
         table.
     """
     if population not in ("auto", *POPULATIONS):
-        raise ValueError(f"population must be one of {('auto', *POPULATIONS)}, got {population!r}")
+        choices = ("auto", *POPULATIONS)
+        raise ValueError(
+            f"population must be one of {choices}, got {population!r}"
+            f"{did_you_mean(population, choices)}"
+        )
     if population == "lognormal" and (likelihood == "binomial" or scheme != "source"):
         raise ValueError(
             "population='lognormal' is for the Gaussian model of a CVS table (a population "

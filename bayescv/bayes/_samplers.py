@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv._extras import import_quietly, progress_bar
+from bayescv._names import did_you_mean
 from bayescv._provenance import child_seeds
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes.model import _import_pymc
@@ -48,7 +49,9 @@ def resolve_sampler(sampler: str) -> str:
         For any other name.
     """
     if not isinstance(sampler, str) or sampler not in _NAMES:
-        raise ValueError(f"sampler must be one of {_NAMES}, got {sampler!r}")
+        raise ValueError(
+            f"sampler must be one of {_NAMES}, got {sampler!r}{did_you_mean(sampler, _NAMES)}"
+        )
     if sampler != "auto":
         return sampler
     try:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._names import did_you_mean
 from bayescv.intervals import check_level
 
 __all__ = ["POPULATION_STATISTICS", "predictive_check", "replicated_statistics"]
@@ -130,7 +131,9 @@ def predictive_check(idata, *, group: str = "posterior", level: float = 0.95) ->
     True
     """
     if group not in _GROUPS:
-        raise ValueError(f"group must be one of {tuple(_GROUPS)}, got {group!r}")
+        raise ValueError(
+            f"group must be one of {tuple(_GROUPS)}, got {group!r}{did_you_mean(group, _GROUPS)}"
+        )
     check_level(level)
     if not hasattr(idata, "observed_data"):
         raise TypeError(

@@ -30,6 +30,7 @@ from scipy import special
 from scipy import stats as st
 
 from bayescv._extras import BAYES_MODULES, import_quietly, require_extra
+from bayescv._names import did_you_mean
 from bayescv._provenance import child_seeds, resolve_seed
 from bayescv.bayes._coordinates import expit, logit
 from bayescv.bayes._diagnostics import ess_problem
@@ -345,7 +346,10 @@ def compare_datasets(
     started = time.perf_counter()
     _check_not_a_table(diff)
     if not isinstance(sampler, str) or sampler not in _SAMPLERS:
-        raise ValueError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}")
+        raise ValueError(
+            f"sampler must be one of {_SAMPLERS}, got {sampler!r}"
+            f"{did_you_mean(sampler, _SAMPLERS)}"
+        )
     for name, value in {"draws": draws, "tune": tune, "chains": chains}.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")

@@ -6,6 +6,7 @@ from typing import Any
 
 import xarray as xr
 
+from bayescv._names import did_you_mean
 from bayescv.classical.estimators import ESTIMATORS
 from bayescv.losses import effective_range, has_pair_blocks, is_binary, loss_range
 
@@ -37,7 +38,7 @@ def resolve_kind(kind: str, losses: xr.Dataset) -> str:
         outside [0, 1].
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}{did_you_mean(kind, KINDS)}")
     if kind == "auto":
         return "score" if is_binary(losses) else "normal"
     # A 0-1 table is in [0, 1] whether or not it declares a range (effective_range).

@@ -39,6 +39,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayescv._names import did_you_mean
 from bayescv.classical._block_stats import block_stats
 from bayescv.classical.intervals import cv_intervals
 from bayescv.intervals import normal_bounds, score_bounds
@@ -106,7 +107,10 @@ def paired_comparison(
     True
     """
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+        raise ValueError(
+            f"alternative must be one of {ALTERNATIVES}, got {alternative!r}"
+            f"{did_you_mean(alternative, ALTERNATIVES)}"
+        )
     diff = loss_differences(losses_a, losses_b)
     if kind not in ("auto", "score", "normal", "t"):
         raise ValueError(f"kind must be 'auto', 'score', 'normal' or 't', got {kind!r}")

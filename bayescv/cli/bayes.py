@@ -198,6 +198,8 @@ def _run(args: argparse.Namespace) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     intervals = posterior_intervals(idata, level=args.level, kind=args.kind)
     diag = dict(idata.sample_stats.attrs)
+    if args.population == "auto" and _undeclared_nonnegative(table, diag):
+        print(f"note: {_RANGE_NOTE}", file=sys.stderr)
     summary = _summary(idata, args.level)
     population = _population_check(idata)
     if args.fmt == "json":
@@ -294,6 +296,26 @@ def _as_json(table, summary, intervals, diag) -> dict[str, Any]:
             str(i): {c: float(v) for c, v in row.items()} for i, row in summary.iterrows()
         },
     }
+
+
+_RANGE_NOTE = (
+    "every loss is >= 0, but the file declares no range, so the normal population of sources "
+    "was fitted (its new_source bounds can fall below 0); if the losses cannot be negative "
+    "(squared or absolute errors, log loss), give --loss-range 0,inf for the lognormal "
+    "population (docs: 'A lognormal population of sources')"
+)
+
+
+def _undeclared_nonnegative(table, diag) -> bool:
+    """Whether `auto` fitted the normal population to CVS losses >= 0 of no declared range."""
+    import numpy as np
+
+    from bayescv.losses import effective_range
+
+    fitted_normal = diag.get("likelihood") == "gaussian" and diag.get("population") == "normal"
+    if not fitted_normal or table.attrs.get("scheme") != "source":
+        return False
+    return effective_range(table) == (-np.inf, np.inf) and bool(table["loss"].min() >= 0)
 
 
 def _population(diag) -> str:

@@ -18,6 +18,7 @@ import joblib
 import numpy as np
 from sklearn.model_selection import KFold, LeaveOneGroupOut
 
+from bayescv._names import did_you_mean
 from bayescv.losses import SCHEMES
 
 __all__ = [
@@ -303,7 +304,9 @@ def _plain(value: Any) -> Any:
 
 def _check_choice(value: str, allowed: Sequence[str], name: str) -> str:
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+        raise ValueError(
+            f"{name} must be one of {list(allowed)}, got {value!r}{did_you_mean(value, allowed)}"
+        )
     return value
 
 

@@ -39,6 +39,7 @@ from typing import Any
 import xarray as xr
 
 from bayescv._defaults import DEFAULT_N_BOOTSTRAP
+from bayescv._names import did_you_mean
 from bayescv.classical import INTERVAL_METHODS, interval_target
 from bayescv.compare._context import Context
 from bayescv.compare._options import check_method_options, keyword_names
@@ -350,7 +351,10 @@ def get_method(name: str) -> Method:
         if method is None:
             raise ValueError(f"method {name!r} is not available: {reason}")
         return method
-    raise ValueError(f"unknown method {name!r}; available: {', '.join(available_methods())}")
+    raise ValueError(
+        f"unknown method {name!r}; available: {', '.join(available_methods())}"
+        f"{did_you_mean(name, available_methods())}"
+    )
 
 
 def resolve_methods(methods: str | Sequence[str] | None) -> list[Method]:

@@ -31,7 +31,6 @@ maximum-likelihood fit of Bates, Hastie & Tibshirani (2024)'s experiments (``C=i
 
 from __future__ import annotations
 
-import difflib
 import numbers
 from collections.abc import Callable
 from typing import Any, Literal
@@ -48,6 +47,8 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from bayescv._names import did_you_mean
 
 __all__ = ["LEARNERS", "TASKS", "learner_task", "make_learner"]
 
@@ -178,7 +179,7 @@ def make_learner(
             )
         task = only
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}{_did_you_mean(task, TASKS)}")
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}{did_you_mean(task, TASKS)}")
     factory = _CATALOGUE[name][TASKS.index(task)]
     if factory is None:
         fits = ", ".join(n for n in LEARNERS if _CATALOGUE[n][TASKS.index(task)] is not None)
@@ -214,14 +215,5 @@ def _check_name(name: str) -> None:
     if not isinstance(name, str) or name not in _CATALOGUE:
         raise ValueError(
             f"unknown learner {name!r}; expected one of {', '.join(LEARNERS)}"
-            f"{_did_you_mean(name, LEARNERS)}"
+            f"{did_you_mean(name, LEARNERS)}"
         )
-
-
-def _did_you_mean(given: Any, choices: tuple[str, ...]) -> str:
-    """``" (did you mean 'x'?)"`` for a near miss (case, spaces, ``_`` for ``-``, a typo)."""
-    if not isinstance(given, str):
-        return ""
-    key = given.strip().lower().replace("_", "-").replace(" ", "-")
-    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""

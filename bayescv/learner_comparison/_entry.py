@@ -37,6 +37,7 @@ import xarray as xr
 from scipy import stats
 
 from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
+from bayescv._names import did_you_mean
 from bayescv.classical import paired_comparison as classical_paired
 from bayescv.fold_scores import fold_differences, nb_ratio
 from bayescv.intervals import check_level, normal_bounds
@@ -107,7 +108,10 @@ def _methods(
         raise ValueError(f"no methods given; choose from {list(COMPARISON_METHODS)}")
     unknown = [m for m in methods if m not in COMPARISON_METHODS]
     if unknown:
-        raise ValueError(f"unknown methods {unknown}; choose from {list(COMPARISON_METHODS)}")
+        raise ValueError(
+            f"unknown methods {unknown}; choose from {list(COMPARISON_METHODS)}"
+            f"{did_you_mean(unknown[0], COMPARISON_METHODS)}"
+        )
     for m in methods:
         if COMPARISON_METHODS[m] == "points" and not points:
             raise ValueError(

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.losses._range import loss_range
+from bayescv.losses._range import effective_range
 from bayescv.losses._schema import validate
 
 __all__ = ["loss_differences"]
@@ -115,11 +115,11 @@ def loss_differences(losses_a: xr.Dataset, losses_b: xr.Dataset) -> xr.Dataset:
         f"B: {losses_b.attrs.get('estimator', '?')}",
         "loss_name": f"difference of {losses_a.attrs.get('loss_name', 'loss')} (A - B)",
     }
-    # A difference of two losses in [a, b] lies in [a - b, b - a].
-    low_a, high_a = loss_range(losses_a)
-    low_b, high_b = loss_range(losses_b)
-    low, high = min(low_a, low_b), max(high_a, high_b)
-    diff.attrs["loss_range"] = [low - high, high - low]
+    # e^A in [a, b] and e^B in [c, d] give e^A - e^B in [a - d, b - c]. The effective range,
+    # so that two plain 0-1 tables (no declared range) give differences in [-1, 1].
+    low_a, high_a = effective_range(losses_a)
+    low_b, high_b = effective_range(losses_b)
+    diff.attrs["loss_range"] = [low_a - high_b, high_a - low_b]
     return validate(diff)
 
 

@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
+from bayescv._names import did_you_mean
 from bayescv._provenance import (
     child_seeds,
     created_now,
@@ -196,7 +197,10 @@ def density_ratio_weights(
     n_s, n_t = _num_samples(X_source), _num_samples(X_target)
     _check_features(X_source, X_target)
     if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+        raise ValueError(
+            f"calibration must be one of {CALIBRATIONS}, got {calibration!r}"
+            f"{did_you_mean(calibration, CALIBRATIONS)}"
+        )
     if classifier is not None and not hasattr(classifier, "predict_proba"):
         raise ValueError(
             f"the domain classifier {type(classifier).__name__} has no predict_proba; pass a "
