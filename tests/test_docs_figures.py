@@ -97,6 +97,18 @@ def test_bayes_quotes_the_cv_error_offset_of_the_redrawn_study():
     assert "the CV error itself sits +0.07 sd above the truth" in one_line(DOCS / "bayes.md")
 
 
+def test_bayes_quotes_the_median_rerun_of_the_nearly_identical_sources():
+    """The M = 10 and 200 rows of the median table are those of their results file."""
+    rows = result_rows("loss_shapes_binary_jeffreys_redrawn_m10_m200_median.md")
+    text = one_line(DOCS / "bayes.md")
+    for m in (10, 200):
+        (cell,) = [r["bayes_ose"] for h, r in rows.items() if f"M = {m}," in h]
+        coverage, low, high, offset, flagged = cell[0], cell[1], cell[2], cell[5], cell[7]
+        quoted = f"| {m} | {coverage} % ({low} / {high})"
+        quoted += f", {flagged} flagged" if flagged != "0" else ""
+        assert f"{quoted} | {offset} sd |" in text
+
+
 def test_bayes_quotes_how_much_halving_tau_narrows_ose():
     widths = {}
     for name in (
