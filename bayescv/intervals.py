@@ -449,7 +449,9 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
     Parameters
     ----------
     *results : xarray.Dataset
-        Interval Datasets (from :func:`interval_dataset`) with distinct method names.
+        Interval Datasets (from :func:`interval_dataset`) with distinct method names, or one
+        list of them. Variables over other dims than the intervals' (nested CV's per-fold
+        diagnostics) are left out, as they would repeat every row over those dims.
 
     Returns
     -------
@@ -465,8 +467,11 @@ def combine_intervals(*results: xr.Dataset) -> xr.Dataset:
     >>> ds["method_name"].values.tolist(), ds.attrs["target"]
     (['naive', 'bayle'], 'err, kfold_test_error')
     """
+    if len(results) == 1 and isinstance(results[0], list | tuple):
+        results = tuple(results[0])  # a list of results, as xarray.concat takes them
     if not results:
         raise ValueError("combine_intervals needs at least one interval Dataset")
+    results = [ds.drop_dims(set(ds.dims) - {*ds["estimate"].dims, "ci_bound"}) for ds in results]
     levels = {ds.attrs.get("level") for ds in results}
     if len(levels) != 1:
         raise ValueError(f"cannot combine intervals of different levels {sorted(levels)}")

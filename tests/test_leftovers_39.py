@@ -131,3 +131,21 @@ def test_cli_names_the_loss_range_that_would_give_the_lognormal_population(tmp_p
         if case == "declared":
             assert "lognormal population of sources" in captured.out
     assert shown == {"plain": True, "declared": False, "signed": False}
+
+
+def test_cli_bayes_says_the_fits_warnings_as_lines_with_its_own_options(tmp_path, capsys):
+    # Before: the heavy-tail warning came out as Python's report, "…/cli/bayes.py:178:
+    # HeavyTailWarning: …" and the source line under it, advising a Python call.
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    block = np.repeat(np.arange(8), 60)
+    path = tmp_path / "heavy.csv"
+    pd.DataFrame({"loss": rng.pareto(1.2, block.size), "block": block}).to_csv(path, index=False)
+    fast = ["--no-progress", "--draws", "300", "--tune", "300"]
+    assert main(["bayes", str(path), *fast]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the losses have a heavy upper tail" in err
+    assert "bayescv variance FILE --methods theta_B_weighted --kind log" in err
+    assert "HeavyTailWarning" not in err
+    assert "cv_intervals(" not in err

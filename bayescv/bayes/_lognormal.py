@@ -18,8 +18,10 @@ turns the fitted (α, τ) into the two population targets of a lognormal populat
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescv._names import did_you_mean
@@ -40,14 +42,20 @@ __all__ = [
     "log_scale",
     "population_targets",
     "resolve_population",
+    "warn_pooled_sources",
 ]
 
 #: Models of the population of source error levels: μ_k ~ N(μ₀, τ²) or log μ_k ~ N(α, τ²).
 POPULATIONS = ("normal", "lognormal")
 
 
-def check_population(population: str, likelihood: str, scheme: str | None) -> None:
+def check_population(
+    population: str, likelihood: str, scheme: str | None, losses: xr.Dataset | None = None
+) -> None:
     """Refuse an unknown population, or a lognormal one where the model has no sources.
+
+    Warn when the blocks of the CVS table `losses` hold several sources each
+    (:func:`warn_pooled_sources`).
 
     Raises
     ------
@@ -67,6 +75,40 @@ def check_population(population: str, likelihood: str, scheme: str | None) -> No
             "population='lognormal' is for the Gaussian model of a CVS table (a population "
             "of sources); the binomial model's population is logit-normal already, and a "
             "random K-fold table has no sources"
+        )
+    if losses is not None:
+        warn_pooled_sources(losses, scheme, stacklevel=3)
+
+
+def warn_pooled_sources(losses: xr.Dataset, scheme: str, *, stacklevel: int) -> None:
+    """Warn when the blocks of a CVS table hold several sources each (GroupKFold folds).
+
+    The model reads each block as one source: ``ose`` and ``new_source`` are then for a new
+    block of that many sources, and ``new_source`` is narrower than the error of one source.
+
+    Parameters
+    ----------
+    losses : xarray.Dataset
+        The loss table fitted.
+    scheme : str
+        The scheme of the fit; only ``"source"`` is checked.
+    stacklevel : int
+        Passed to :func:`warnings.warn`, to point at the user's call.
+    """
+    if scheme != "source" or not {"block", "source"} <= set(losses.coords):
+        return
+    block, source = (a.values.ravel() for a in xr.broadcast(losses["block"], losses["source"]))
+    per_block = pd.Series(pd.factorize(source)[0]).groupby(pd.factorize(block)[0]).nunique()
+    if per_block.max() > 1:
+        warnings.warn(
+            f"the blocks of this table hold up to {per_block.max()} sources each (folds of "
+            "whole sources, as GroupKFold or an int cv with groups makes them); the model "
+            "reads each block as one source, so 'ose' and 'new_source' are for a new block of "
+            "such sources, and new_source is narrower than the error of one new source; for "
+            "intervals over single sources run leave-one-source-out CV "
+            "(bayescv.cross_val_losses(..., groups=groups) with cv=None)",
+            UserWarning,
+            stacklevel=stacklevel + 1,
         )
 
 

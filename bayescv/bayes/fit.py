@@ -176,6 +176,8 @@ def fit(
         a fit of one table without `bootstrap` it also says that bootstrap replicates help:
         one table identifies only the sum of the between-block variances, and the split
         between τ² and Γ follows the prior along a ridge that NUTS crosses slowly.
+    UserWarning
+        When the blocks of a CVS table hold several sources (GroupKFold): see ``new_source``.
 
     Notes
     -----
@@ -249,7 +251,7 @@ def fit(
     if likelihood not in _LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {_LIKELIHOODS}, got {likelihood!r}")
     likelihood = _choose_likelihood(losses, likelihood)
-    check_population(population, likelihood, scheme or losses.attrs.get("scheme"))
+    check_population(population, likelihood, scheme or losses.attrs.get("scheme"), losses)
     if target_accept is None:
         # The binomial model samples its block logits non-centred; near small scales a few
         # draws diverge at 0.8, and at 0.95 still on tables with almost no errors (a perfect
@@ -326,8 +328,7 @@ def _finish(
         # The pooled Pareto k̂ of the losses: posterior_intervals flags every row with it.
         khat = np.atleast_1d(pooled_tail_shape(losses)["khat_pooled"].values)
         run["khat"] = float(np.nanmax(khat)) if np.isfinite(khat).any() else float("nan")
-        # A 0-1 table that declares no range (a plain CSV, independent replicates fitted
-        # with the normal model) is kept in [0, 1], as the closed-form intervals keep it.
+        # A 0-1 table of no declared range stays in [0, 1], as the closed-form intervals keep it.
         run["loss_range"] = [float(v) for v in effective_range(losses)]
         run["loss_name"] = str(losses.attrs.get("loss_name", "unknown"))  # axis labels
         warn_heavy_tail(khat, stacklevel=4 + depth)
@@ -382,8 +383,7 @@ def _fit_binomial(
     idata = binomial_inference_data(values, sample_stats, stats, data, priors, rng, prior_draws)
     run = {
         "sampler": sampler, "sampler_requested": requested, "likelihood": "binomial",
-        "seed": seed, "scheme": stats.scheme,
-        "replicate_kind": replicate_kind(stats),
+        "seed": seed, "scheme": stats.scheme, "replicate_kind": replicate_kind(stats),
         "sampling_seconds": sampling_s, "compile_seconds": float(compile_s),
         "target_accept": float(target_accept), "population": "logit-normal",
     }  # fmt: skip

@@ -132,11 +132,18 @@ def register(subparsers: Any) -> None:
 
 
 def _cli_advice(message: str) -> str:
-    """Name this command's options as the SamplingWarning's ways out."""
+    """Name the command line's options as a warning's ways out, where it names Python's."""
     from bayescv.bayes._diagnostics import BOOTSTRAP_ADVICE, SETTINGS_ADVICE
+    from bayescv.tails import LOG_INTERVAL_ADVICE
 
-    return message.replace(SETTINGS_ADVICE, "--draws, --tune or a higher --target-accept").replace(
-        BOOTSTRAP_ADVICE, "--bootstrap FILE, written from bayescv.bootstrap_cv_losses"
+    return (
+        message.replace(SETTINGS_ADVICE, "--draws, --tune or a higher --target-accept")
+        .replace(BOOTSTRAP_ADVICE, "--bootstrap FILE, written from bayescv.bootstrap_cv_losses")
+        .replace(
+            LOG_INTERVAL_ADVICE,
+            "Prefer `bayescv variance FILE --methods theta_B_weighted --kind log` (with "
+            "--loss-range 0,inf for a plain CSV; docs, 'When normal intervals fail')",
+        )
     )
 
 
@@ -170,11 +177,13 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, TypeError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
 
-    from bayescv.bayes import SamplingWarning, fit, posterior_intervals
+    from bayescv.bayes import fit, posterior_intervals
 
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SamplingWarning)
+            # The fit's own warnings (sampling, heavy tails, the blocks read as sources)
+            # become "warning:" lines, not Python's file:line reports.
+            warnings.simplefilter("always", UserWarning)
             idata = fit(
                 table,
                 bootstrap=bootstrap,
@@ -192,9 +201,9 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as err:
         return _fail(str(err).splitlines()[0])
     for w in caught:
-        if issubclass(w.category, SamplingWarning):
+        if issubclass(w.category, UserWarning):
             print(f"warning: {_cli_advice(str(w.message))}", file=sys.stderr)
-        else:  # pragma: no cover - re-emit anything else unchanged
+        else:  # a dependency's deprecation notice, say: as Python would show it
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     intervals = posterior_intervals(idata, level=args.level, kind=args.kind)
     diag = dict(idata.sample_stats.attrs)

@@ -334,7 +334,13 @@ def nested_cv(
     if n_units < 2 * k:
         raise ValueError(
             f"nested CV needs at least two {what} in every outer fold, so at least "
-            f"2 * n_splits = {2 * k} {what}; got {n_units} for n_splits={k}"
+            f"2 * n_splits = {2 * k} {what}; got {n_units} for n_splits={k}: "
+            + (
+                f"pass n_splits={n_units // 2} or fewer"
+                if n_units >= 6
+                else f"n_splits is at least 3, so {what} this few need another interval "
+                "(bayescv.cv_intervals of bayescv.cross_val_losses)"
+            )
         )
 
     seed = resolve_seed(random_state)
