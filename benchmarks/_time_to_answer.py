@@ -100,7 +100,7 @@ a, b = runs(0.20), runs(0.23)
 start = time.perf_counter()
 idata, summary = paired_comparison(a, b, rope=0.01, random_state=0)
 print(json.dumps({"in_process_s": time.perf_counter() - start,
-    "p_better": float(summary["p_better"].sel(target="sources"))}))
+    "p_better": float(summary["p_better"].sel(target="expected_cv"))}))
 """
 
 
