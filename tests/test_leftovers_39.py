@@ -149,3 +149,22 @@ def test_cli_bayes_says_the_fits_warnings_as_lines_with_its_own_options(tmp_path
     assert "bayescv variance FILE --methods theta_B_weighted --kind log" in err
     assert "HeavyTailWarning" not in err
     assert "cv_intervals(" not in err
+
+
+def test_blocks_of_one_source_each_under_other_labels_do_not_warn():
+    # The check behind fit's warning on folds of several sources: blocks labelled otherwise
+    # than their sources (strings against integers) but holding one source each pass it.
+    import warnings
+
+    from bayescv.bayes._lognormal import warn_pooled_sources
+
+    source = np.repeat(np.arange(6), 5)
+    one_each = from_arrays(
+        np.ones(30), np.array([f"fold {s}" for s in source]), source=source, scheme="source"
+    )
+    two_each = from_arrays(np.ones(30), source // 2, source=source, scheme="source")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_pooled_sources(one_each, "source", stacklevel=1)
+    with pytest.warns(UserWarning, match="hold up to 2 sources each"):
+        warn_pooled_sources(two_each, "source", stacklevel=1)

@@ -97,11 +97,23 @@ def warn_pooled_sources(losses: xr.Dataset, scheme: str, *, stacklevel: int) -> 
     """
     if scheme != "source" or not {"block", "source"} <= set(losses.coords):
         return
-    block, source = (a.values.ravel() for a in xr.broadcast(losses["block"], losses["source"]))
-    per_block = pd.Series(pd.factorize(source)[0]).groupby(pd.factorize(block)[0]).nunique()
-    if per_block.max() > 1:
+    # Views, not xr.broadcast's copies: 10⁷ losses are checked in a small part of a second.
+    block, source = (
+        a.ravel() for a in np.broadcast_arrays(losses["block"].values, losses["source"].values)
+    )
+    if block.dtype == source.dtype and np.array_equal(block, source):
+        return  # leave-one-source-out blocks are labelled by their source
+    block_codes, blocks = pd.factorize(block)
+    source_codes, sources = pd.factorize(source)
+    if blocks.size * sources.size <= 10**7:  # the (block, source) pairs seen, as a table
+        seen = np.zeros((blocks.size, sources.size), dtype=bool)
+        seen[block_codes, source_codes] = True
+        most = int(seen.sum(axis=1).max())
+    else:
+        most = int(pd.Series(source_codes).groupby(block_codes).nunique().max())
+    if most > 1:
         warnings.warn(
-            f"the blocks of this table hold up to {per_block.max()} sources each (folds of "
+            f"the blocks of this table hold up to {most} sources each (folds of "
             "whole sources, as GroupKFold or an int cv with groups makes them); the model "
             "reads each block as one source, so 'ose' and 'new_source' are for a new block of "
             "such sources, and new_source is narrower than the error of one new source; for "
