@@ -8,13 +8,58 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from numbers import Integral, Real
 from typing import Any
 
 from joblib import Parallel, delayed
 
-__all__ = ["chunks", "dask_client", "run_dask", "run_joblib"]
+__all__ = ["check_workers", "chunks", "dask_client", "run_dask", "run_joblib"]
 
 Task = Callable[[Any, Sequence[tuple[int, int]]], list[dict[str, Any]]]
+
+
+def check_workers(n_jobs: Any, flush_interval: Any, inner_threads: Any) -> None:
+    """Refuse worker settings that joblib or the store writer would misread or fail on.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Joblib workers: None or a non-zero integer (−1 for all cores).
+    flush_interval : float
+        Least seconds between store writes, ≥ 0.
+    inner_threads : int or None
+        Threads inside a replicate: None or an integer ≥ 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, what it must be, and what was given.
+    """
+    if n_jobs is not None and (
+        isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0
+    ):
+        raise ValueError(
+            "n_jobs must be None or a non-zero integer (-1 for all cores, -2 for all but one, "
+            f"as in joblib), got {n_jobs!r}"
+        )
+    if (
+        isinstance(flush_interval, bool)
+        or not isinstance(flush_interval, Real)
+        or not (flush_interval >= 0)
+    ):
+        raise ValueError(
+            f"flush_interval must be a number of seconds >= 0 (0: write after every task), "
+            f"got {flush_interval!r}"
+        )
+    if inner_threads is not None and (
+        isinstance(inner_threads, bool)
+        or not isinstance(inner_threads, Integral)
+        or inner_threads < 1
+    ):
+        raise ValueError(
+            "inner_threads must be None (leave the thread pools as they are) or an integer "
+            f">= 1, got {inner_threads!r}"
+        )
 
 
 def chunks(pending: list[tuple[int, int]], workers: int, size: int | None) -> list[list]:

@@ -238,7 +238,11 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
                     **options,
                 )
             except Exception as error:
-                if spec.raise_errors:
+                if spec.raise_errors:  # say which method and which replicate failed
+                    error.add_note(
+                        f"raised by method {group[0].name!r} on replicate {replicate} (seed "
+                        f"{seed}) of the study; error_score=numpy.nan records it and goes on"
+                    )
                     raise
                 for name in names:
                     flags[position[name]] = _message(error)

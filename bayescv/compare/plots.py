@@ -18,7 +18,7 @@ import xarray as xr
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from bayescv.compare._results import expect
+from bayescv.compare._results import as_names, expect
 from bayescv.plots import _loss_noun
 
 __all__ = [
@@ -34,10 +34,11 @@ def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
     names = ds["method_name"].values.tolist()
     if methods is None:
         return names
+    methods = as_names(methods, "methods")  # "theta_B" is one name, not seven letters
     missing = [m for m in methods if m not in names]
     if missing:
         raise ValueError(f"method(s) {missing} not in the result; it has {names}")
-    return list(methods)
+    return methods
 
 
 def _settings(mapping: Mapping[Any, Any], what: str) -> list[Any]:
@@ -67,6 +68,21 @@ def _dodged(xs: Sequence[Any], i: int, n: int) -> np.ndarray:
     spread = min(0.04 * n, 0.15) * room
     shifted = t + (i - (n - 1) / 2) * spread / max(n - 1, 1)
     return 10**shifted if log else shifted
+
+
+def _error_bar(p: np.ndarray, se: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the ends of the error bar: ±2 MC s.e. in [0, 1], or the bound at 0 % or 100 %.
+
+    At a coverage of 0 or 1, sqrt(p (1 − p) / n) is 0 and the bar would vanish as if the
+    coverage were exact; there it reaches the exact one-sided 95 % bound of
+    :func:`bayescv.compare.summary_table`, 1 − 0.05^(1/n) from the end (≈ 3/n).
+    """
+    low, high = np.clip(p - 2 * se, 0.0, 1.0), np.clip(p + 2 * se, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        bound = 0.05 ** (1 / np.asarray(n, dtype=float))
+    low = np.where((p == 1) & (n > 0), bound, low)
+    high = np.where((p == 0) & (n > 0), 1 - bound, high)
+    return low, high
 
 
 def _against_setting(ax: Any, xs: Sequence[Any], xlabel: str, ylabel: str) -> Any:
@@ -104,7 +120,9 @@ def plot_coverage(
 
     The error bars are the summary's ``coverage_se`` (the binomial sqrt(p (1 − p) / n), the
     "±" of :func:`bayescv.compare.summary_table`) twice on either side, clipped to [0, 1]:
-    no coverage lies outside, and near 100 % the bar would otherwise reach past it.
+    no coverage lies outside, and near 100 % the bar would otherwise reach past it. At 0 % or
+    100 %, where that error is 0, the bar reaches the table's exact one-sided 95 % bound,
+    1 − 0.05^(1/n) from the end (n: ``n_valid``).
 
     Parameters
     ----------
@@ -157,16 +175,17 @@ def plot_coverage(
     markers = "osD^vP*Xph"
     gaps = []
     for i, name in enumerate(names):
-        p, se = [], []
+        p, se, n = [], [], []
         for x in xs:
             s = summaries[x].sel(method_name=name)
             if target not in s["target"].values:
                 raise ValueError(f"the summary for {x} has no target {target!r}")
             p.append(float(s["coverage"].sel(target=target)))
             se.append(float(s["coverage_se"].sel(target=target)))
+            n.append(int(s["n_valid"].sel(target=target)))
         at = _dodged(xs, i, len(names))
         p, se = np.asarray(p), np.asarray(se)
-        low, high = np.clip(p - 2 * se, 0.0, 1.0), np.clip(p + 2 * se, 0.0, 1.0)
+        low, high = _error_bar(p, se, np.asarray(n))
         ax.errorbar(at, p, yerr=[p - low, high - p], color=f"C{i % 10}",
                     marker=markers[i // 10 % len(markers)], ms=4, capsize=2, label=name)  # fmt: skip
         none = np.isnan(p)
@@ -394,7 +413,8 @@ def plot_summary(
     ``method_target``) is outlined.
 
     The error bars are, as in :func:`plot_coverage`, the summary's ``coverage_se`` twice on
-    either side, clipped to [0, 1]: near 100 % the bar would otherwise reach past it. The y
+    either side, clipped to [0, 1]: near 100 % the bar would otherwise reach past it; at 0 %
+    or 100 %, where that error is 0, they reach the exact one-sided 95 % bound. The y
     axis runs from 0 to a little above 1, so that a bar ending at 100 % shows whole.
 
     Parameters
@@ -415,7 +435,7 @@ def plot_summary(
     expect(summary, "summary")
     names = _methods(summary, methods)
     known = summary["target"].values.tolist()
-    targets = known if targets is None else list(targets)
+    targets = known if targets is None else as_names(targets, "targets")
     unknown = [t for t in targets if t not in known]
     if unknown:
         raise ValueError(f"unknown target(s) {unknown}; the summary has {known}")
@@ -427,8 +447,8 @@ def plot_summary(
         part = summary.sel(method_name=names, target=target)
         offset = (i - (len(targets) - 1) / 2) * width
         coverage, se = part["coverage"].values, part["coverage_se"].values
-        # ±2 MC s.e. clipped to [0, 1], as plot_coverage's: no coverage lies outside
-        low, high = np.clip(coverage - 2 * se, 0.0, 1.0), np.clip(coverage + 2 * se, 0.0, 1.0)
+        # ±2 MC s.e. in [0, 1], the exact bound at 0 or 100 %, as plot_coverage's
+        low, high = _error_bar(coverage, se, part["n_valid"].values)
         # the bar of the target a method's intervals are for is outlined
         own = part["method_target"].values == target if "method_target" in part.coords else 0
         ax.bar(x + offset, coverage, width, yerr=[coverage - low, high - coverage],

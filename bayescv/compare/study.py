@@ -42,8 +42,9 @@ import xarray as xr
 
 from bayescv._extras import progress_bar
 from bayescv._provenance import child_seeds, created_now, package_version, resolve_seed
-from bayescv.compare._backends import chunks, dask_client, run_dask, run_joblib
+from bayescv.compare._backends import check_workers, chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
+from bayescv.compare._results import as_names
 from bayescv.compare._scenario_base import check_scenario, scenario_hash
 from bayescv.compare._store import STORE_FORMAT, StudyStore, check_store_name, normalize
 from bayescv.compare.registry import check_method_options, resolve_methods
@@ -295,6 +296,7 @@ def run_study(
         or chunk_size < 1
     ):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    check_workers(n_jobs, flush_interval, inner_threads)
     if store is not None:
         check_store_name(store)  # x.csv was written as NetCDF under that name
     if isinstance(scenario, str):  # a name from the catalogue, as the CLI takes it
@@ -315,7 +317,7 @@ def run_study(
     loss_fn = get_loss(scenario.default_loss() if loss is None else loss, learner)
     resolved = resolve_methods(methods)
     allowed = scenario.truth_names()
-    truth_names = allowed if truths is None else tuple(truths)
+    truth_names = allowed if truths is None else tuple(as_names(truths, "truths"))
     bad = [t for t in truth_names if t not in allowed]
     if bad:
         raise ValueError(

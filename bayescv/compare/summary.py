@@ -15,7 +15,8 @@ fixed, an interval for a new-source quantity would be compared with one fixed, a
 gap, so ``ose``, ``ose_xy`` and ``ose_cv`` are refused; with the sources redrawn, ``expected_cv`` (which
 holds the sources fixed) is refused. A study that mixes designs or CV schemes (for example
 two studies concatenated) is refused too, as is one whose replicate labels repeat (two
-studies stacked without renumbering, or one study stacked twice).
+studies stacked without renumbering, or one study stacked twice), or whose replicate seeds
+repeat (two studies of one ``random_state`` stacked, then renumbered).
 
 Coverage is over the replicates where the interval is defined (finite bounds); the share of
 undefined intervals (negative θ̂, unequal block sizes, errors) is reported separately as
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
+from bayescv.compare._results import as_names
 from bayescv.compare._table import summary_table
 
 __all__ = [
@@ -112,6 +114,20 @@ def _check_replicate_labels(study: xr.Dataset) -> None:
             "studies run with different ones, then renumber: "
             "study.assign_coords(replicate=np.arange(study.sizes['replicate']))"
         )
+    # Renumbered, two studies of one random_state still hold the same data sets: same seeds.
+    if "seed" in study.data_vars:
+        seeds = study["seed"].values
+        repeated = np.unique(seeds, return_counts=True)
+        again = np.isin(seeds, repeated[0][repeated[1] > 1])
+        if again.any():
+            labels = study["replicate"].values[again][:6].tolist()
+            raise ValueError(
+                f"{int((repeated[1] - 1).sum())} replicate(s) repeat another's seed (replicates "
+                f"{labels}), so the same data set would count twice: studies stacked with "
+                "xr.concat that were run with the same random_state? Stack only studies run "
+                "with different random_state values (in one large study two 32-bit seeds can "
+                "also coincide by chance: drop one, study.drop_sel(replicate=...))"
+            )
 
 
 def _truth_column(study: xr.Dataset, name: str) -> np.ndarray | None:
@@ -246,7 +262,7 @@ def summarize(
     if targets is None:
         chosen = available
     else:
-        chosen = list(targets)
+        chosen = as_names(targets, "targets")
         refused = [t for t in chosen if t not in allowed]
         if refused:
             raise ValueError(
