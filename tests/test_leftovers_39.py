@@ -168,3 +168,18 @@ def test_blocks_of_one_source_each_under_other_labels_do_not_warn():
         warn_pooled_sources(one_each, "source", stacklevel=1)
     with pytest.warns(UserWarning, match="hold up to 2 sources each"):
         warn_pooled_sources(two_each, "source", stacklevel=1)
+
+
+def test_study_method_groups_mix_with_names():
+    # Before: ["closed_form", "bootstrap"] (`bayescv study --methods closed_form,bootstrap`)
+    # said "unknown method 'closed_form'"; the group worked only on its own.
+    from bayescv.compare import available_methods, resolve_methods
+
+    names = [m.name for m in resolve_methods(["closed_form", "bootstrap"])]
+    assert names == [*available_methods("losses"), "bootstrap"]
+    # a method both grouped and named counts once; named twice is still refused
+    assert [m.name for m in resolve_methods(["closed_form", "theta_B"])] == list(
+        available_methods("losses")
+    )
+    with pytest.raises(ValueError, match="listed twice"):
+        resolve_methods(["theta_B", "theta_B"])

@@ -364,7 +364,8 @@ def resolve_methods(methods: str | Sequence[str] | None) -> list[Method]:
     ----------
     methods : str or sequence of str or None
         ``"all"`` (or None): every available method; ``"closed_form"``: every method of
-        cost ``"losses"``; otherwise registry names.
+        cost ``"losses"``; otherwise registry names, among which the two groups may stand
+        (``["closed_form", "bootstrap"]``).
 
     Returns
     -------
@@ -381,17 +382,22 @@ def resolve_methods(methods: str | Sequence[str] | None) -> list[Method]:
     ['bootstrap', 'theta_B']
     >>> {method.cost for method in resolve_methods("closed_form")}
     {'losses'}
+    >>> [m.name for m in resolve_methods(["closed_form", "bootstrap"])][-1]
+    'bootstrap'
     """
-    if methods is None or methods == "all":
-        names = list(available_methods())
-    elif methods == "closed_form":
-        names = list(available_methods("losses"))
-    else:
-        names = [methods] if isinstance(methods, str) else list(methods)
-    if not names:
+    items = (
+        ["all"] if methods is None else [methods] if isinstance(methods, str) else list(methods)
+    )
+    if not items:
         raise ValueError("no methods selected")
-    if len(set(names)) != len(names):
-        raise ValueError(f"methods listed twice: {names}")
+    named = [m for m in items if m not in ("all", "closed_form")]
+    if len(set(named)) != len(named):
+        raise ValueError(f"methods listed twice: {named}")
+    names: list[str] = []  # the groups expanded in place; a method both named and grouped once
+    for item in items:
+        group = {"all": None, "closed_form": "losses"}
+        expanded = available_methods(group[item]) if item in group else [item]
+        names += [n for n in expanded if n not in names]
     resolved = [get_method(n) for n in names]
     outputs = [o for m in resolved for o in m.output_names]
     if len(set(outputs)) != len(outputs):
