@@ -183,3 +183,31 @@ def test_study_method_groups_mix_with_names():
     )
     with pytest.raises(ValueError, match="listed twice"):
         resolve_methods(["theta_B", "theta_B"])
+
+
+def test_true_theta_of_two_replicates_has_no_error_and_truths_must_be_finite():
+    # Before: from 2 replicates the true θ's Monte Carlo error printed "± 3.6e-10" (both
+    # squared deviations are equal, so their sd is 0 up to rounding), and a NaN truth was
+    # accepted, giving every coverage as n/a.
+    from bayescv.compare import GaussianLinear, run_study, summarize, summary_table
+
+    small = GaussianLinear(n=40, coef=[1.0, 1.0], n_splits=4)
+    study = run_study(small, methods=["naive_points"], n_replicates=2, random_state=0)
+    summary = summarize(study)
+    assert np.isnan(summary["theta_true_se"].item())
+    assert "± n/a (fewer than 3 replicates)" in summary_table(summary)
+    three = summarize(run_study(small, methods=["naive_points"], n_replicates=3, random_state=0))
+    assert three["theta_true_se"].item() > 0
+    with pytest.raises(ValueError, match="'err' must be a finite number"):
+        summarize(study, truths={"err": np.nan})
+
+
+def test_study_cost_note_agrees_with_one_method():
+    # Before: "note: bootstrap dominate the run time of the 5 replicates".
+    from bayescv.cli.study import _cost_note
+    from bayescv.compare import resolve_methods
+
+    one = _cost_note(resolve_methods(["bootstrap"]), 5)
+    assert "bootstrap dominates the run time of the 5 replicates" in one
+    two = _cost_note(resolve_methods(["bootstrap", "nested_cv"]), 5)
+    assert "bootstrap, nested_cv dominate the run time" in two

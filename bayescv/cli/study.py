@@ -254,7 +254,8 @@ def _cost_note(costly: list[Any], n_replicates: int) -> str:
     names = ", ".join(m.name for m in costly)
     return (
         f"note: {what}.\n"
-        f"note: {names} dominate the run time of the {n_replicates} replicates; "
+        f"note: {names} {'dominates' if len(costly) == 1 else 'dominate'} the run time of "
+        f"the {n_replicates} replicates; "
         "`--methods closed_form` (one CV run per replicate) takes seconds to minutes, "
         "and --n-replicates N runs fewer."
     )

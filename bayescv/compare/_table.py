@@ -31,6 +31,12 @@ def _rate_pct(value: float, se: float, n: int) -> str:
     return f"100.0 (≥ {bound:.1f})" if value == 1 else f"0.0 (≤ {100 - bound:.1f})"
 
 
+def _theta_true_se(summary: xr.Dataset) -> str:
+    """Format the Monte Carlo error of the true θ, or say why there is none (< 3 replicates)."""
+    se = float(summary["theta_true_se"])
+    return f"{se:.2g}" if np.isfinite(se) else "n/a (fewer than 3 replicates)"
+
+
 def summary_table(summary: xr.Dataset) -> str:
     """Render a summary as text: one row per method, then coverage of every target.
 
@@ -99,7 +105,7 @@ def summary_table(summary: xr.Dataset) -> str:
     lines = [
         f"{a.get('scenario', '')}: design {a['design']}, CV {a['scheme']}, "
         f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:g}%, "
-        f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {float(summary['theta_true_se']):.2g}",
+        f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {_theta_true_se(summary)}",
         f"truths: {a['truths']}; "
         + (
             f"widths relative to {a['reference']}"

@@ -26,6 +26,7 @@ undefined intervals (negative θ̂, unequal block sizes, errors) is reported sep
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -232,7 +233,8 @@ def summarize(
         ``theta_rel_bias``, ``theta_rel_bias_se``, ``theta_rmse`` (each over the replicates
         where θ̂ is finite: ``theta_n_valid``), ``runtime_mean`` (s),
         ``n_errors``; coords ``method_target``, ``method_cost``. Scalars ``theta_true``,
-        ``theta_true_se``. Attrs: design, scheme, level, scenario, the truths used (JSON).
+        ``theta_true_se`` (NaN below 3 replicates). Attrs: design, scheme, level, scenario, the
+        truths used (JSON).
 
     Examples
     --------
@@ -353,8 +355,17 @@ def summarize(
 def _check_truths(
     study: xr.Dataset, truths: Mapping[str, float], design: str, allowed: Sequence[str]
 ) -> None:
-    """Refuse a known truth for a target the design lacks, or one recorded per replicate."""
-    for name in truths:
+    """Refuse a known truth for a target the design lacks, one recorded per replicate, or NaN."""
+    for name, value in truths.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not np.isfinite(value)
+        ):
+            raise ValueError(
+                f"truths: {name!r} must be a finite number, got {value!r}: every interval "
+                "would be compared with it (NaN gave a coverage of n/a)"
+            )
         if name not in allowed:
             raise ValueError(
                 f"truths: {name!r} is not a target of a {design!r} study (targets: "
@@ -397,7 +408,8 @@ def _theta_stats(study: xr.Dataset) -> dict[str, np.ndarray | float]:
             "theta_rmse": np.sqrt(np.where(ok, (th - v) ** 2, 0).sum(axis=0) / n),
             "theta_n_valid": n.astype(np.int64),
             "theta_true": float(v),
-            "theta_true_se": float(d.std(ddof=1) / np.sqrt(r)),
+            # from 2 replicates both d are equal: their sd says nothing (it printed ± 3.6e-10)
+            "theta_true_se": float(d.std(ddof=1) / np.sqrt(r)) if r >= 3 else float("nan"),
         }
 
 
