@@ -192,7 +192,15 @@ def validate(table: xr.Dataset) -> xr.Dataset:
     if not isinstance(table, xr.Dataset):
         raise TypeError(f"a loss table is an xarray.Dataset, got {type(table).__name__}")
     if "loss" not in table.data_vars:
-        raise ValueError("loss table has no 'loss' variable")
+        intervals = {"estimate", "lower", "upper"} <= set(table.data_vars)
+        # (a coverage study is named as such by its own readers: bayescv study --summary)
+        hint = (
+            ": it holds intervals (estimate, lower, upper), not losses; write such a result "
+            "with result.to_netcdf(path) and read it with xarray.load_dataset(path)"
+            if intervals and table.attrs.get("title") != "bayescv coverage study"
+            else ""
+        )
+        raise ValueError(f"loss table has no 'loss' variable{hint}")
     loss = table["loss"]
     if loss.dims not in (("obs",), ("replicate", "obs")):
         raise ValueError(

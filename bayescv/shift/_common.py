@@ -13,7 +13,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescv._extras import user_stacklevel
-from bayescv.intervals import interval_dataset, move_into_range, normal_bounds
+from bayescv.intervals import interval_dataset, move_into_range, normal_bounds, score_bounds
 from bayescv.losses import effective_range, validate
 from bayescv.moments import largest_loss
 from bayescv.shift.weights import LowEffectiveSampleSizeWarning, effective_sample_size
@@ -76,19 +76,13 @@ class Prepared:
         return (self.n_clipped == 0) & far & (np.abs(self.mean_weight - 1) > MEAN_WEIGHT_Z * se)
 
     def flags(self) -> list[list[str]]:
-        out = []
-        for r in range(self.loss.shape[0]):
-            row = []
-            if self.n_clipped[r] > 0:
-                row.append("weights_clipped")
-            if self.normalize:
-                row.append("weights_normalized")
-            if self.low_ess[r]:
-                row.append("low_effective_sample_size")
-            if self.mean_weight_not_1[r]:
-                row.append("mean_weight_not_1")
-            out.append(row)
-        return out
+        causes = {
+            "weights_clipped": self.n_clipped > 0,
+            "weights_normalized": np.full(self.loss.shape[0], self.normalize),
+            "low_effective_sample_size": self.low_ess,
+            "mean_weight_not_1": self.mean_weight_not_1,
+        }
+        return [[name for name, hit in causes.items() if hit[r]] for r in range(len(self.loss))]
 
 
 def prepare(
@@ -436,10 +430,19 @@ def to_dataset(
     `bounds`, the range of the losses: a bound moved onto it is flagged
     ``"truncated_to_range"`` (as in :func:`bayescv.cv_intervals`), an estimate moved onto it
     ``"estimate_outside_range"``; ``estimate_unbounded`` keeps the estimate before the move.
+    Losses in [0, 1] that are all 0 (or all 1) have no variance to show: Wilson's bound on
+    the weights' effective sample size replaces [0, 0], flagged ``"no_errors"``.
     """
     se, lower, upper, bound_flag = normal_bounds(
         est.estimate, est.variance, level=level, bounds=bounds
     )
+    if tuple(map(float, bounds)) == (0.0, 1.0):  # no (or only) errors: nothing to vary
+        edge = np.isin(est.estimate, (0.0, 1.0)) & (est.variance == 0)
+        wilson = score_bounds(est.estimate, est.variance, est.ess[:, None], level=level)
+        se, lower, upper, bound_flag = (
+            np.where(edge, a, b)
+            for a, b in zip(wilson, (se, lower, upper, bound_flag), strict=True)
+        )
     estimate, outside = move_into_range(est.estimate, bounds)
     flag = np.array(
         [

@@ -122,8 +122,10 @@ def importance_weighted_risk(
         onto it (``truncated_to_range``), and so is an estimate (``estimate_outside_range``;
         ``estimate_unbounded`` keeps the value before). A weighted mean of losses in the
         range can leave it only when the weights are far from mean 1: an estimate moved
-        onto the boundary is a warning sign, not a result. Array losses have no range and
-        are not bounded.
+        onto the boundary is a warning sign, not a result. Losses in [0, 1] that are all 0
+        give Wilson's interval for 0 errors in N = ``ess`` points, ``se`` NaN, flagged
+        ``no_errors`` (``all_errors`` for all 1, where that leaves no variance). Array
+        losses have no range and are not bounded.
 
     Raises
     ------

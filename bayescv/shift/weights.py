@@ -177,7 +177,7 @@ def density_ratio_weights(
     ValueError
         If the classifier has no ``predict_proba`` or, with ``calibration="none"``, sets
         ``class_weight`` (which would undo the domains' sizes a second time), the feature
-        counts differ, either
+        counts differ, the default classifier meets non-numeric features, either
         domain has fewer than `cv` points, a fold misses a domain, the folds do not cover
         every source point once, or the classifier gives a source point
         ``P(source | x) = 0`` (an infinite weight: no support overlap).
@@ -223,6 +223,8 @@ def density_ratio_weights(
                 "factor n_S/n_T), so the weights would be off by that factor; pass the "
                 "classifier without class_weight, or calibrate its probabilities"
             )
+    if classifier is None:
+        _check_numeric(X_source, X_target)
     base = (
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
         if classifier is None
@@ -283,6 +285,23 @@ def _check_features(X_source: Any, X_target: Any) -> None:
         raise ValueError(
             f"X_source has {shapes[0][1]} features and X_target {shapes[1][1]}; they must match"
         )
+
+
+def _check_numeric(X_source: Any, X_target: Any) -> None:
+    """Refuse features the default classifier cannot fit, naming the columns and the way out."""
+    for X in (X_source, X_target):
+        try:
+            np.asarray(X, dtype=float)
+        except (TypeError, ValueError):
+            dtypes = X.dtypes.items() if isinstance(X, pd.DataFrame) else []
+            bad = [str(c) for c, t in dtypes if not pd.api.types.is_numeric_dtype(t)]
+            raise ValueError(
+                "the default domain classifier (StandardScaler + LogisticRegression) needs "
+                f"numeric features; not numeric: {', '.join(bad) or 'some values'}; pass "
+                "classifier= a pipeline that encodes them (make_column_transformer("
+                "(OneHotEncoder(handle_unknown='ignore'), columns), remainder=StandardScaler()) "
+                "before LogisticRegression(max_iter=1000)), or your own weights="
+            ) from None
 
 
 def _stack(X_source: Any, X_target: Any) -> Any:
