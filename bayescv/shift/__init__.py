@@ -8,7 +8,8 @@ under covariate shift"). This subpackage
 * estimates ``w`` with a cross-fitted domain classifier (:func:`density_ratio_weights`);
 * turns per-point losses and weights into the importance-weighted risk ``R_W``
   (:func:`importance_weighted_risk`) and its control-variate version ``R_β``
-  (:func:`control_variate_risk`), never more variable, each with a standard error, a
+  (:func:`control_variate_risk`), never more variable at the optimal β (an estimated β
+  can miss it on few points), each with a standard error, a
   normal interval and the effective sample size of the weights as a diagnostic;
 * runs CV on labelled source data weighted toward unlabelled target data
   (:func:`importance_weighted_cv`) and, for data from several sources, checks the method

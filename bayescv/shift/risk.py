@@ -135,7 +135,8 @@ def importance_weighted_risk(
 
     See Also
     --------
-    control_variate_risk : the same estimate with a control variate, never more variable.
+    control_variate_risk : the same estimate with a control variate, less variable at the
+        optimal β (an estimated β can miss it on few points).
     density_ratio_weights : weights estimated with a domain classifier.
 
     Notes
