@@ -58,7 +58,9 @@ def cell(shift: float, n: int, rng: np.random.Generator) -> dict[str, float]:
         "median_k_lw": float(np.median(k_lw)),
         "coverage": float(covered.mean()),
         "coverage_flagged": float(covered[k_lw > 0.5].mean()) if (k_lw > 0.5).any() else np.nan,
-        "coverage_unflagged": float(covered[k_lw <= 0.5].mean()) if (k_lw <= 0.5).any() else np.nan,
+        "coverage_unflagged": float(covered[k_lw <= 0.5].mean())
+        if (k_lw <= 0.5).any()
+        else np.nan,
         "n_flagged": int((k_lw > 0.5).sum()),
     }
 
