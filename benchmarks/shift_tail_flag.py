@@ -12,7 +12,7 @@ covers the exact target risk. Run from the repository root::
 
     python benchmarks/shift_tail_flag.py
 
-Writes ``benchmarks/results/shift_tail_flag.md``; about a minute on two cores.
+Writes ``benchmarks/results/shift_tail_flag.md``; a few seconds.
 """
 
 from __future__ import annotations
