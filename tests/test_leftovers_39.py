@@ -211,3 +211,31 @@ def test_study_cost_note_agrees_with_one_method():
     assert "bootstrap dominates the run time of the 5 replicates" in one
     two = _cost_note(resolve_methods(["bootstrap", "nested_cv"]), 5)
     assert "bootstrap, nested_cv dominate the run time" in two
+
+
+def test_a_user_method_at_another_level_is_refused():
+    # Before: a user method that ignored context.level (intervals always at 95 %) ran in a
+    # 90 % study, and its coverage was read against 90 % without a word.
+    from bayescv.compare import (
+        GaussianLinear,
+        Method,
+        register_method,
+        run_study,
+        unregister_method,
+    )
+    from bayescv.intervals import interval_dataset
+
+    def fixed_level(context, names):
+        mu = float(context.moments["S"].sum() / context.moments["n"].sum())
+        return interval_dataset(names, estimate=[mu], lower=[mu - 1], upper=[mu + 1],
+                                se=[0.5], level=0.95, target="err")  # fmt: skip
+
+    small = GaussianLinear(n=40, coef=[1.0, 1.0], n_splits=4)
+    register_method(Method("fixed_level", fixed_level, "err"))
+    try:
+        with pytest.raises(ValueError, match=r"level 0\.95; the study.s is 0\.9"):
+            run_study(small, methods=["fixed_level"], n_replicates=2, level=0.9, random_state=0)
+        # at the study's own level it runs
+        run_study(small, methods=["fixed_level"], n_replicates=2, level=0.95, random_state=0)
+    finally:
+        unregister_method("fixed_level")

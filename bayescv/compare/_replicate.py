@@ -248,6 +248,12 @@ def run_replicate(spec: _Spec, replicate: int, seed: int) -> dict[str, Any]:
                     flags[position[name]] = _message(error)
                 ds = None
             elapsed = (time.perf_counter() - start) / len(names)
+            level = None if ds is None else ds.attrs.get("level")
+            if level is not None and not np.isclose(float(level), spec.level):
+                raise ValueError(  # coverage would be counted against the wrong level
+                    f"method {group[0].name!r} returned intervals at level {float(level):g}; "
+                    f"the study's is {spec.level:g}: build them at context.level"
+                )
             rows = (
                 {}
                 if ds is None
