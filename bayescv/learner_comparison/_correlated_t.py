@@ -40,9 +40,7 @@ from bayescv.fold_scores._table import check_rope
 from bayescv.intervals import check_level, normal_bounds
 from bayescv.learner_comparison._range import difference_bounds
 
-# equal_up_to_rounding lives with the per-point comparisons (bayescv.classical.paired), which
-# read per-point differences by the same rule; imported here for the fold-level methods.
-__all__ = ["correlated_ttest", "equal_up_to_rounding", "t_posterior_probabilities"]
+__all__ = ["correlated_ttest", "t_posterior_probabilities"]
 
 
 def t_posterior_probabilities(

@@ -39,13 +39,11 @@ from scipy import stats
 from bayescv._extras import BAYES_MODULES, missing_extra, require_extra
 from bayescv._names import did_you_mean
 from bayescv.classical import paired_comparison as classical_paired
+from bayescv.classical.paired import equal_up_to_rounding
 from bayescv.fold_scores import fold_differences, nb_ratio
+from bayescv.fold_scores._table import check_rope
 from bayescv.intervals import check_level, normal_bounds
-from bayescv.learner_comparison._correlated_t import (
-    check_rope,
-    correlated_ttest,
-    equal_up_to_rounding,
-)
+from bayescv.learner_comparison._correlated_t import correlated_ttest
 from bayescv.learner_comparison._inputs import as_inputs, checked_pairs
 from bayescv.learner_comparison._range import cut_to_range, difference_bounds
 from bayescv.losses import has_pair_blocks
