@@ -103,8 +103,21 @@ def is_binary(table: xr.Dataset) -> bool:
     declared = np.isfinite(low) or np.isfinite(high) or "loss_range" in table.attrs
     if declared and not within:
         return False
-    values = np.asarray(table["loss"].values)
-    return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
+    values = np.asarray(table["loss"].values).ravel()
+    # Most tables that are not 0-1 show it in their first values: skip the pass over all.
+    return (
+        bool(values.size)
+        and _zero_one(values[:_HEAD])
+        and (values.size <= _HEAD or _zero_one(values))
+    )
+
+
+#: Values :func:`is_binary` looks at before it reads the whole table.
+_HEAD = 4096
+
+
+def _zero_one(values: np.ndarray) -> bool:
+    return bool(np.isin(values, (0.0, 1.0)).all())
 
 
 def effective_range(table: xr.Dataset) -> tuple[float, float]:
