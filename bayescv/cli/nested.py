@@ -12,9 +12,12 @@ and a one-line message on standard error, before any model is fitted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -134,14 +137,16 @@ def _run(args: argparse.Namespace) -> int:
         problem = "" if args.out is None else unwritable_file(args.out)
         if problem:
             raise _InputError(f"--out {args.out}: {problem}")
-        result = nested_cv(
-            model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.n_repeats,
-            n_bias_repeats=args.n_bias_repeats, loss=args.loss, level=args.level,
-            bias_correction=None if args.bias_correction == "none" else args.bias_correction,
-            inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
-            n_jobs=args.n_jobs, progress=show_progress(args),
-            batched={"auto": None, "batched": True, "per-fit": False}[args.engine],
-        )  # fmt: skip
+        bar = show_progress(args)
+        with _fits_line(not bar):  # without a bar a long run must not look hung
+            result = nested_cv(
+                model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.n_repeats,
+                n_bias_repeats=args.n_bias_repeats, loss=args.loss, level=args.level,
+                bias_correction=None if args.bias_correction == "none" else args.bias_correction,
+                inflation_bounds=None if args.no_clip else "code", random_state=args.random_state,
+                n_jobs=args.n_jobs, progress=bar,
+                batched={"auto": None, "batched": True, "per-fit": False}[args.engine],
+            )  # fmt: skip
     except (_InputError, ValueError) as exc:
         message = " ".join(str(exc).split())
         print(f"{_PROG}: error: {message}", file=sys.stderr)
@@ -156,6 +161,29 @@ def _run(args: argparse.Namespace) -> int:
         if args.format == "table":
             print(f"wrote {args.out}")
     return 0
+
+
+@contextlib.contextmanager
+def _fits_line(show: bool) -> Iterator[None]:
+    """Print on stderr the line nested_cv logs before its fits (how many models), if `show`.
+
+    It logs it (logger ``bayescv.nested``, level INFO) after its checks of the options and
+    data, so that bad input still ends in one line, the error.
+    """
+    if not show:
+        yield
+        return
+    logger = logging.getLogger("bayescv.nested")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{_PROG}: %(message)s..."))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _read(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Any, dict[str, Any]]:

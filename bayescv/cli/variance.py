@@ -14,19 +14,24 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescv.classical import RANDOM_KFOLD_ONLY
 from bayescv.cli._checks import add_loss_range, add_replicate_kind, comma_list, target_legend
 from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
 
 # The estimators reported under their own key, in the order printed. The JSON has every
-# one (null where it needs equal block sizes and the blocks differ); the table shows those
-# that apply: the weighted θ_A, θ_B only for unequal sizes (for equal sizes they are θ_A, θ_B).
+# one (null where it needs equal block sizes and the blocks differ, and θ_1…θ_5 on a source
+# table); the table shows those that apply: the weighted θ_A, θ_B only for unequal sizes
+# (for equal sizes they are θ_A, θ_B), θ_1…θ_5 only for random K-fold CV.
 _JSON_THETAS = (
     "theta_1", "theta_2", "theta_3", "theta_4", "theta_5",
     "theta_A", "theta_B", "theta_A_weighted", "theta_B_weighted", "theta_omega", "theta_gamma",
 )  # fmt: skip
 _WEIGHTED = ("theta_A_weighted", "theta_B_weighted")
+#: The θ's that assume random K-fold CV (bayescv.classical.RANDOM_KFOLD_ONLY): left out of a
+#: source table's estimates, as cv_intervals leaves them out of its intervals (null in JSON).
+_RANDOM_ONLY = tuple(name for name in _JSON_THETAS if name in RANDOM_KFOLD_ONLY)
 #: How to ask for the θ_A, θ_B that allow unequal block sizes.
 _WEIGHTED_OPTION = "--methods theta_A_weighted,theta_B_weighted"
 #: The quantities that read blocks as folds: left out on a table of point pairs.
@@ -203,6 +208,11 @@ def _report(table, estimates, moments, intervals, stats, tails, fmt) -> dict | s
     summary = _summary(table, estimates, moments, intervals)
     notes = estimates["note"].to_series()
     unequal = [str(name) for name, note in notes.items() if note]
+    if summary["scheme"] == "source":  # θ_1…θ_5 do not apply: left out, not "unequal"
+        summary.update(dict.fromkeys(_RANDOM_ONLY))
+        unequal = [name for name in unequal if name not in _RANDOM_ONLY]
+        needs = tuple(f"{name} needs equal block sizes" for name in _RANDOM_ONLY)
+        summary["warnings"] = [w for w in summary["warnings"] if not w.startswith(needs)]
     # One line naming them all, the sizes and the way out (the JSON also keeps one per θ).
     note = unequal_sizes_note(unequal, stats, _WEIGHTED_OPTION)
     if has_pair_blocks(table):  # pairs of points are no folds: no block-level quantity
@@ -389,8 +399,10 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
 
     When it is not empty (the blocks differ in size), those θ's are left out of the rows and
     named in one warning, `note` (the JSON keeps them as null, with a warning each); the
-    weighted θ_A and θ_B are shown only then (for equal sizes they equal θ_A and θ_B).
+    weighted θ_A and θ_B are shown only then (for equal sizes they equal θ_A and θ_B). A
+    source table leaves out θ_1…θ_5 (null in the JSON), which assume random K-fold CV.
     """
+    absent = _RANDOM_ONLY if summary["scheme"] == "source" else ()
     head = (
         f"N = {summary['N']} losses in K = {summary['K']} blocks"
         + (f" of M = {summary['M']}" if summary["M"] else " of unequal sizes")
@@ -403,7 +415,9 @@ def _table(summary: dict, intervals: xr.Dataset, unequal: list[str], note: str =
             "variance (conservative for their mean); nadeau_bengio uses all R*K folds"
         )
     thetas = [
-        name for name in _JSON_THETAS if name not in unequal and (unequal or name not in _WEIGHTED)
+        name
+        for name in _JSON_THETAS
+        if name not in (*unequal, *absent) and (unequal or name not in _WEIGHTED)
     ]
     rows = [
         (name, summary[name])

@@ -57,6 +57,7 @@ __all__ = [
     "StudyStore",
     "check_format",
     "check_store_name",
+    "describe_changes",
     "normalize",
 ]
 
@@ -132,6 +133,60 @@ def check_format(settings: dict[str, Any] | None, dims: Collection[str], where: 
             f"{where} holds a study of store format {stored!r}, this bayescv reads format "
             f"{STORE_FORMAT}: run the study again into a new store, or use the bayescv that wrote it"
         )
+
+
+def describe_changes(
+    stored: dict[str, Any], given: dict[str, Any], *, names: tuple[str, str] = ("stored", "now")
+) -> str:
+    """Name the settings that differ, then each with both values.
+
+    ``"(level): level 0.9 stored, 0.8 now"``. Of a setting that is a dict (the scenario's
+    parameters, the method options) only the entries that differ are given
+    (``scenario_params.n 40 stored, 44 now``); the values of the hashes (``scenario_hash``,
+    ``learner_hash``) only when nothing readable differs; a long value is cut at 60
+    characters.
+
+    Parameters
+    ----------
+    stored, given : dict
+        Two studies' settings.
+    names : tuple of str, default ("stored", "now")
+        What to call each of them.
+
+    Returns
+    -------
+    str
+        The differing keys in parentheses, then ``"key value1 name1, value2 name2"`` per
+        key, joined by ``"; "``.
+
+    Examples
+    --------
+    >>> describe_changes({"level": 0.9, "loss": "brier"}, {"level": 0.8, "loss": "brier"})
+    '(level): level 0.9 stored, 0.8 now'
+    >>> old, new = {"n": 40, "p": 3}, {"n": 44, "p": 3}
+    >>> describe_changes({"scenario_params": old}, {"scenario_params": new})
+    '(scenario_params): scenario_params.n 40 stored, 44 now'
+    """
+
+    def differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+        return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+    def value(v: Any) -> str:
+        text = json.dumps(v, sort_keys=True, default=repr)
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    keys = differ(stored, given)
+    pairs = []
+    for key in [k for k in keys if not k.endswith("_hash")] or keys:
+        a, b = stored.get(key), given.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            pairs += [(f"{key}.{k}", a.get(k), b.get(k)) for k in differ(a, b)]
+        else:
+            pairs.append((key, a, b))
+    first, second = names
+    return f"({', '.join(keys)}): " + "; ".join(
+        f"{k} {value(a)} {first}, {value(b)} {second}" for k, a, b in pairs
+    )
 
 
 def check_store_name(path: str | os.PathLike) -> Path:
@@ -243,15 +298,26 @@ class StudyStore:
                     f"delete the directory {self.parts} (its replicates will be computed again)"
                 ) from error
             check_format(settings, (), self.manifest)
+            final = self._final_settings() if self.path.exists() else settings
+            if final != settings:  # a study copied over the path of an interrupted one
+                where = (f"in {self.path.name}", f"in {self.parts.name}")
+                raise ValueError(
+                    f"the store {self.path} and its unfinished parts hold studies with other "
+                    f"settings {describe_changes(final, settings, names=where)}; move "
+                    f"{self.path} or {self.parts} away"
+                )
             return settings
         if self.path.exists():
-            with self._open_final() as ds:
-                if "settings" not in ds.attrs:
-                    raise ValueError(f"{self.path} is not a study written by run_study")
-                settings = json.loads(ds.attrs["settings"])
-                check_format(settings, ds.sizes, self.path)
-                return settings
+            return self._final_settings()
         return None
+
+    def _final_settings(self) -> dict[str, Any]:
+        with self._open_final() as ds:
+            if "settings" not in ds.attrs:
+                raise ValueError(f"{self.path} is not a study written by run_study")
+            settings = json.loads(ds.attrs["settings"])
+            check_format(settings, ds.sizes, self.path)
+            return settings
 
     def start(self, settings: dict[str, Any]) -> None:
         """Create the parts directory and its manifest (kept if it exists)."""
@@ -271,6 +337,32 @@ class StudyStore:
                 "move it away or use another path"
             ) from error
 
+    def stored_replicates(self) -> set[int]:
+        """Return the labels of the stored replicates, reading nothing else.
+
+        Returns
+        -------
+        set of int
+            The replicates of the final file and of the parts (empty for an empty store).
+
+        Raises
+        ------
+        ValueError
+            For an unreadable final or part file (the message names it).
+        """
+        labels: set[int] = set()
+        if self.path.exists():
+            with self._open_final() as ds:
+                if "replicate" in ds.coords:  # else not a study: run_study says so
+                    labels.update(int(i) for i in ds["replicate"].values)
+        for part in sorted(self.parts.glob("part-*.nc")) if self.parts.is_dir() else []:
+            try:
+                with xr.open_dataset(part, engine=_ENGINE) as ds:
+                    labels.update(int(i) for i in ds["replicate"].values)
+            except _READ_ERRORS as error:
+                raise ValueError(self._unreadable(part, error)) from error
+        return labels
+
     def load(self) -> list[xr.Dataset]:
         """Return every stored chunk of replicates: the final file first, then the parts.
 
@@ -286,14 +378,18 @@ class StudyStore:
                     if "replicate" not in ds.dims:
                         raise ValueError("it has no replicate dimension")
                 except _READ_ERRORS as error:
-                    raise ValueError(
-                        f"the store's part file {part} is unreadable ({_first_line(error)}); "
-                        "delete it and run again: its replicates will be computed again"
-                    ) from error
+                    raise ValueError(self._unreadable(part, error)) from error
                 check_format(None, ds.sizes, part)
                 self._seen.add(part)
                 chunks.append(normalize(ds))
         return chunks
+
+    @staticmethod
+    def _unreadable(part: Path, error: BaseException) -> str:
+        return (
+            f"the store's part file {part} is unreadable ({_first_line(error)}); "
+            "delete it and run again: its replicates will be computed again"
+        )
 
     def load_final(self) -> xr.Dataset:
         """Return the finished study in memory, refusing one of another layout."""

@@ -46,7 +46,13 @@ from bayescv.compare._backends import check_workers, chunks, dask_client, run_da
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._results import as_names
 from bayescv.compare._scenario_base import check_scenario, scenario_hash
-from bayescv.compare._store import STORE_FORMAT, StudyStore, check_store_name, normalize
+from bayescv.compare._store import (
+    STORE_FORMAT,
+    StudyStore,
+    check_store_name,
+    describe_changes,
+    normalize,
+)
 from bayescv.compare.registry import check_method_options, resolve_methods
 from bayescv.compare.scenarios import Scenario
 from bayescv.cv.loss_functions import Loss, get_loss
@@ -342,11 +348,9 @@ def run_study(
             seed = resolve_seed(random_state)
         settings = json.loads(json.dumps(_settings(spec, seed, [m.name for m in resolved])))
         if stored is not None and stored != settings:
-            differ = sorted(
-                k for k in settings.keys() | stored.keys() if settings.get(k) != stored.get(k)
-            )
             raise ValueError(
-                f"the store {store} holds a study with other settings ({', '.join(differ)}); use another path"
+                f"the store {store} holds a study with other settings "
+                f"{describe_changes(stored, settings)}; use another path"
             )
 
         chunks_done = [] if target_store is None else target_store.load()

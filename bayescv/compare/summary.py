@@ -15,8 +15,9 @@ fixed, an interval for a new-source quantity would be compared with one fixed, a
 gap, so ``ose``, ``ose_xy`` and ``ose_cv`` are refused; with the sources redrawn, ``expected_cv`` (which
 holds the sources fixed) is refused. A study that mixes designs or CV schemes (for example
 two studies concatenated) is refused too, as is one whose replicate labels repeat (two
-studies stacked without renumbering, or one study stacked twice), or whose replicate seeds
-repeat (two studies of one ``random_state`` stacked, then renumbered).
+studies stacked without renumbering, or one study stacked twice), whose replicate seeds
+repeat (two studies of one ``random_state`` stacked, then renumbered), or whose replicates
+differ in their number of CV blocks (:mod:`bayescv.compare._stacked`).
 
 Coverage is over the replicates where the interval is defined (finite bounds); the share of
 undefined intervals (negative θ̂, unequal block sizes, errors) is reported separately as
@@ -33,6 +34,7 @@ import numpy as np
 import xarray as xr
 
 from bayescv.compare._results import as_names
+from bayescv.compare._stacked import check_stacked
 from bayescv.compare._table import summary_table
 
 __all__ = [
@@ -100,35 +102,6 @@ def check_design(study: xr.Dataset) -> tuple[str, str]:
             "scenario's design to one of them and run the study again"
         )
     return out[0], out[1]
-
-
-def _check_replicate_labels(study: xr.Dataset) -> None:
-    if "replicate" not in study.coords:
-        return
-    labels, counts = np.unique(study["replicate"].values, return_counts=True)
-    if (counts > 1).any():
-        repeated = labels[counts > 1]
-        raise ValueError(
-            f"replicate label(s) {repeated[:5].tolist()}{' …' if repeated.size > 5 else ''} "
-            "appear more than once: two studies stacked with xr.concat? Studies run with the "
-            "same random_state hold the same replicates, which would count twice; stack only "
-            "studies run with different ones, then renumber: "
-            "study.assign_coords(replicate=np.arange(study.sizes['replicate']))"
-        )
-    # Renumbered, two studies of one random_state still hold the same data sets: same seeds.
-    if "seed" in study.data_vars:
-        seeds = study["seed"].values
-        repeated = np.unique(seeds, return_counts=True)
-        again = np.isin(seeds, repeated[0][repeated[1] > 1])
-        if again.any():
-            labels = study["replicate"].values[again][:6].tolist()
-            raise ValueError(
-                f"{int((repeated[1] - 1).sum())} replicate(s) repeat another's seed (replicates "
-                f"{labels}), so the same data set would count twice: studies stacked with "
-                "xr.concat that were run with the same random_state? Stack only studies run "
-                "with different random_state values (in one large study two 32-bit seeds can "
-                "also coincide by chance: drop one, study.drop_sel(replicate=...))"
-            )
 
 
 def _truth_column(study: xr.Dataset, name: str) -> np.ndarray | None:
@@ -246,7 +219,7 @@ def summarize(
     (('method_name', 'target'), ['err_xy', 'kfold_test_error', 'err', 'expected_cv'])
     """
     design, scheme = check_design(study)
-    _check_replicate_labels(study)
+    check_stacked(study)
     if study.sizes.get("replicate", 0) < 2:
         raise ValueError(
             f"the study has {study.sizes.get('replicate', 0)} replicate(s): coverage and its "

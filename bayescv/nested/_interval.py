@@ -21,6 +21,7 @@ https://github.com/stephenbates19/nestedcv.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from typing import Any, Literal
@@ -44,7 +45,12 @@ from bayescv.nested._core import (
     run_block,
     summarise,
 )
-from bayescv.nested._validate import positive_int, resolve_inflation_bounds
+from bayescv.nested._validate import (
+    n_model_fits,
+    positive_int,
+    repetitions,
+    resolve_inflation_bounds,
+)
 from bayescv.tails import add_tail_flags, pooled_tail_shape, warn_heavy_tail
 
 __all__ = ["BIAS_CORRECTIONS", "bias_constant", "nested_cv"]
@@ -54,6 +60,8 @@ BIAS_CORRECTIONS = ("code", "paper")
 
 #: Repetitions fitted together in one batch when the learner can be batched.
 _BATCH_REPETITIONS = 8
+#: Says, before the fits, how many models a run fits (shown by ``bayescv nested``).
+_LOG = logging.getLogger(__name__)
 
 _GROUPED_TARGET = (
     "error on new sources of the model fitted on these data (the grouped analogue of "
@@ -222,7 +230,8 @@ def nested_cv(
         Repetitions run in parallel with joblib; the result is identical for any value.
     progress : bool, default False
         Show a progress bar over repetitions: the `n_repeats` nested ones and the
-        `n_bias_repeats` extra plain-CV ones, both named in its label.
+        `n_bias_repeats` extra plain-CV ones, both named in its label. Either way, the
+        number of models to fit is logged first (logger ``bayescv.nested``, level INFO).
     batched : bool or None, default None
         Fit the repetitions' training sets together (:func:`bayescv.cv.losses_on_folds`,
         in blocks of 8 repetitions): None for plain ``LinearRegression`` and ``Ridge``
@@ -305,13 +314,7 @@ def nested_cv(
     started = time.perf_counter()
     X, y, groups = indexable(X, y, groups)
     check_level(level)
-    k = positive_int(n_splits, "n_splits", minimum=3)
-    n_reps = positive_int(n_repeats, "n_repeats", minimum=1)
-    n_bias = (
-        math.ceil(n_reps / 5)
-        if n_bias_repeats is None
-        else positive_int(n_bias_repeats, "n_bias_repeats", minimum=0)
-    )
+    k, n_reps, n_bias = repetitions(n_splits, n_repeats, n_bias_repeats)
     constant = bias_constant(k, bias_correction)
     bounds = resolve_inflation_bounds(inflation_bounds, k)
     loss_fn = get_loss(loss, estimator).for_targets(y)  # the problem's classes (Brier)
@@ -360,6 +363,8 @@ def nested_cv(
         )
         for i in range(0, len(seeds), block)
     ]
+    message = "fitting %d models (n_repeats=%d, n_bias_repeats=%d, n_splits=%d)"
+    _LOG.info(message, n_model_fits(k, n_reps, n_bias), n_reps, n_bias, k)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     done: list = []
     label = f"nested CV, {n_reps} nested + {n_bias} plain-CV reps" if n_bias else "nested CV"

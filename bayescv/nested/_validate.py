@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["positive_int", "resolve_inflation_bounds"]
+__all__ = ["n_model_fits", "positive_int", "repetitions", "resolve_inflation_bounds"]
 
 
 def positive_int(value: Any, name: str, *, minimum: int) -> int:
@@ -38,6 +38,62 @@ def positive_int(value: Any, name: str, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def repetitions(n_splits: Any, n_repeats: Any, n_bias_repeats: Any) -> tuple[int, int, int]:
+    """Return K, the nested repetitions and the plain-CV ones, checked.
+
+    Parameters
+    ----------
+    n_splits, n_repeats, n_bias_repeats : int
+        The options of :func:`bayescv.nested.nested_cv` (`n_bias_repeats` None: ⌈n_repeats/5⌉).
+
+    Returns
+    -------
+    (int, int, int)
+        ``(K, n_repeats, n_bias_repeats)``.
+
+    Raises
+    ------
+    ValueError
+        For K below 3, no nested repetition, or a negative number of plain-CV ones.
+
+    Examples
+    --------
+    >>> repetitions(10, 50, None)
+    (10, 50, 10)
+    """
+    k = positive_int(n_splits, "n_splits", minimum=3)
+    n_reps = positive_int(n_repeats, "n_repeats", minimum=1)
+    n_bias = (
+        math.ceil(n_reps / 5)
+        if n_bias_repeats is None
+        else positive_int(n_bias_repeats, "n_bias_repeats", minimum=0)
+    )
+    return k, n_reps, n_bias
+
+
+def n_model_fits(k: int, n_repeats: int, n_bias_repeats: int) -> int:
+    """Return the models nested CV fits: K + K(K−1)/2 per nested repetition, K per plain one.
+
+    A model trained without folds {i, j} serves both outer folds i and j (Bates, Hastie &
+    Tibshirani 2024, Algorithm 1), hence K(K−1)/2 inner fits, and K outer ones.
+
+    Parameters
+    ----------
+    k, n_repeats, n_bias_repeats : int
+        As :func:`repetitions` returns them.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> n_model_fits(10, 50, 10)  # 50 * (10 + 45) + 10 * 10
+    2850
+    """
+    return n_repeats * (k + k * (k - 1) // 2) + n_bias_repeats * k
 
 
 def resolve_inflation_bounds(bounds: Any, k: int) -> tuple[float, float] | None:
