@@ -201,7 +201,7 @@ def test_a_table_declaring_a_range_beyond_0_1_is_not_a_0_1_table():
     assert is_binary(zero_one)
     assert not is_binary(differences)
     assert cv_intervals(zero_one, ["naive_points"]).attrs["kind"] == "score"
-    assert cv_intervals(differences, ["naive_points"]).attrs["kind"] == "normal"
+    assert cv_intervals(differences, ["naive_points"]).attrs["kind"] == "t"  # not 0-1: t
     with pytest.raises(ValueError, match=r"loss range \[-1.0, 1.0\]"):
         fit(differences, likelihood="binomial")
 

@@ -126,7 +126,7 @@ def test_normal_intervals_of_a_bounded_loss_are_truncated_and_flagged():
     row = ci.sel(method_name="naive_points")
     assert float(row["lower"]) == 0.0
     assert "truncated_to_range" in str(row["flag"].item())
-    assert ci.attrs["kind"] == "normal"
+    assert ci.attrs["kind"] == "t"  # auto: t quantiles, truncated the same way
 
 
 # --------------------------------------------------------------------------- constant tables

@@ -106,7 +106,7 @@ def test_variance_estimates_independent_replicates():
 @pytest.mark.parametrize("level", [0.95, 0.8])
 def test_bounds_are_estimate_plus_minus_z_root_theta(level):
     table, e2d = table_for(seed=1, spread=0.0)  # a seed where every θ̂ > 0
-    ci = cv_intervals(table, "all", level=level)
+    ci = cv_intervals(table, "all", level=level, kind="normal")
     assert (ci["theta"] > 0).all()
     assert ci["method_name"].values.tolist() == list(INTERVAL_METHODS)
     z = stats.norm.ppf(0.5 + level / 2)
@@ -215,7 +215,7 @@ def test_repeat_averages_estimate_and_theta():
     fold_means = [[e[run == k].mean() for k in range(K)] for run in runs]
     # θ̂ is the mean of the runs' θ̂ (cv_intervals docstring); θ_3 = se² of the fold means
     theta_3 = np.mean([np.var(f, ddof=1) / K for f in fold_means])
-    z = stats.norm.ppf(0.95)
+    z = stats.t.ppf(0.95, K - 1)  # the default kind for losses not 0-1: t on K − 1 d.f.
     row = ci.sel(method_name="theta_3")
     np.testing.assert_allclose(row["estimate"], e.mean(), rtol=1e-13)
     np.testing.assert_allclose(row["theta"], theta_3, rtol=1e-12)
@@ -389,7 +389,7 @@ def test_naive_folds_and_nadeau_bengio_centred_on_mean_of_fold_means():
     ci = cv_intervals(table, ["naive_folds", "nadeau_bengio", "naive_points"], level=0.9)
     naive = ci.sel(method_name="naive_folds")
     # Σ_k (ē_k − m)² / (K(K − 1)) = (0.25 + 0.25) / 2 = 0.25: the variance of m (Bates eq. 9)
-    z = stats.norm.ppf(0.95)
+    z = stats.t.ppf(0.95, 1)  # the default kind for losses not 0-1: t on K − 1 = 1 d.f.
     assert float(naive["estimate"]) == 1.5
     np.testing.assert_allclose(float(naive["theta"]), 0.25, rtol=1e-15)
     np.testing.assert_allclose([naive["lower"], naive["upper"]], [1.5 - 0.5 * z, 1.5 + 0.5 * z])

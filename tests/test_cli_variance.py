@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from bayescv.classical import variance_estimates
 from bayescv.cli import main
@@ -62,7 +63,7 @@ def test_json_has_the_documented_keys_and_values(tmp_path, capsys):
     # Bayle: sigma2_all_pairs = (1/N) sum (e - mean)^2
     assert out["sigma2_all_pairs"] == pytest.approx(frame["err"].var(ddof=0), rel=1e-12)
     lower, upper = out["intervals"]["naive_points"]
-    z = 1.959963984540054  # standard normal 0.975 quantile
+    z = stats.t.ppf(0.975, 39)  # the default kind, t, on N − 1 d.f. for naive_points
     assert lower == pytest.approx(out["mu_hat"] - z * out["se_points"], rel=1e-12)
     assert upper == pytest.approx(out["mu_hat"] + z * out["se_points"], rel=1e-12)
 
@@ -162,12 +163,10 @@ def test_paired_comparison(tmp_path, capsys):
     naive = out["methods"]["naive_points"]
     h = a["err"] - b["err"]
     assert naive["estimate"] == pytest.approx(h.mean(), rel=1e-12)
-    # the one-sided p-value is the normal cdf of the statistic mean(h)/se(h)
-    from scipy import stats
-
+    # the one-sided p-value is the t cdf (the default kind, N − 1 d.f.) of mean(h)/se(h)
     statistic = h.mean() / (h.std() / np.sqrt(len(h)))
     assert naive["statistic"] == pytest.approx(statistic, rel=1e-12)
-    assert naive["p_value"] == pytest.approx(stats.norm.cdf(statistic), rel=1e-10)
+    assert naive["p_value"] == pytest.approx(stats.t.cdf(statistic, len(h) - 1), rel=1e-10)
     assert main(["variance", "--paired", str(path_a), str(path_b), *common]) == 0
     assert "paired comparison" in capsys.readouterr().out
 

@@ -95,7 +95,7 @@ def test_loss_range_bounds_normal_intervals(tmp_path, capsys):
     frame.loc[[0, 11, 22, 33, 34], "loss"] = 0.5
     path = tmp_path / "rare.csv"
     frame.to_csv(path, index=False)
-    argv = ["variance", str(path), "--format", "json", "--methods", "theta_1"]
+    argv = ["variance", str(path), "--format", "json", "--methods", "theta_1", "--kind", "normal"]
     assert main(argv) == 0
     free = json.loads(capsys.readouterr().out)
     assert free["intervals"]["theta_1"][0] == pytest.approx(0.0625 * (1 - Z))

@@ -287,3 +287,45 @@ def test_bayes_quotes_the_log_loss_study():
     (cell,) = [c for c in result["cells"] if c["population"] == "lognormal"]
     assert round(cell["log_mean_se"], 2) == 0.18
     assert "is about 0.18 by the delta method" in text
+
+
+def test_estimators_few_blocks_table_is_its_results_file():
+    """Each row of "Few blocks: why t": both quantiles' coverage (misses) as the file has them."""
+    file_rows = {}
+    for line in (RESULTS / "small_k_quantile.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0] in ("random", "source"):
+            file_rows[cells[0], cells[1], cells[2]] = cells[4:6]
+    page = (DOCS / "estimators.md").read_text(encoding="utf-8")
+    table = page[page.index("**Few blocks: why t.**") : page.index("That trade is why")]
+    rows = [line for line in table.splitlines() if line.startswith(("| random", "| sources"))]
+    assert len(rows) == 9
+    for line in rows:
+        where, method, normal, t = (cell.strip() for cell in line.strip("|").split("|"))
+        scheme, k = where.split(", ")
+        name = method.split(" ")[0]
+        key = ("source" if scheme == "sources" else "random", k, name)
+        assert file_rows[key] == [normal, t], line
+
+
+def test_estimators_heavy_tail_t_rows_are_the_rerun_of_the_same_data_sets():
+    """The t rows come from small_k_quantile.md, whose normal column reproduces the study's."""
+    study = list(result_rows("heavy_tail_intervals.md").values())
+    rerun = {}
+    for line in (RESULTS / "small_k_quantile.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0].startswith(("Student-t", "Gaussian")):
+            rerun[cells[0], cells[1].strip("`")] = cells[2:4]
+    noises = ("Student-t, 3 d.f.", "Student-t, 5 d.f.", "Gaussian")
+    for noise, rows in zip(noises, study, strict=True):
+        for name in ("naive_points", "theta_A_weighted", "theta_B_weighted"):
+            coverage, low, high, width = CELL.match(rerun[noise, name][0]).groups()
+            assert [coverage, low, high] == rows[name][:3], (noise, name)
+            assert abs(float(width) - float(rows[name][3])) <= 0.005 + 1e-9, (noise, name)
+    page = (DOCS / "estimators.md").read_text(encoding="utf-8")
+    for name in ("theta_A_weighted", "theta_B_weighted"):
+        (line,) = [
+            line for line in page.splitlines() if line.startswith(f"| `{name}`, t (9 d.f.) |")
+        ]
+        cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
+        assert cells == [rerun[noise, name][1] for noise in noises], name

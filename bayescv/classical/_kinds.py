@@ -18,7 +18,9 @@ KINDS = ("auto", "score", "normal", "t", "log")
 def resolve_kind(kind: str, losses: xr.Dataset) -> str:
     """Return the interval kind to use for `losses`.
 
-    ``"auto"`` is ``"score"`` for 0-1 tables, else ``"normal"``.
+    ``"auto"`` is ``"score"`` for 0-1 tables, else ``"t"``: a block-level variance
+    estimate rests on K block means, and with K = 3 or 5 the normal quantile under-covered
+    by up to 30 points where t on K − 1 d.f. did not (``benchmarks/results/small_k_quantile.md``).
 
     Parameters
     ----------
@@ -40,7 +42,7 @@ def resolve_kind(kind: str, losses: xr.Dataset) -> str:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}{did_you_mean(kind, KINDS)}")
     if kind == "auto":
-        return "score" if is_binary(losses) else "normal"
+        return "score" if is_binary(losses) else "t"
     # A 0-1 table is in [0, 1] whether or not it declares a range (effective_range).
     if kind == "log" and effective_range(losses)[0] < 0:
         raise ValueError(

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ...     status = main(["variance", str(path), "--methods", "theta_B", "--format", "json"])
     >>> report = json.loads(out.getvalue())
     >>> status, report["K"], [round(bound, 3) for bound in report["intervals"]["theta_B"]]
-    (0, 3, [0.082, 0.485])
+    (0, 3, [-0.159, 0.725])
     """
     args = build_parser().parse_args(argv)
     try:

@@ -84,7 +84,7 @@ def register(sub: Any) -> None:
         default="auto",
         help=(
             "score: Wilson-type, for 0-1 losses; log: log-scale, for losses >= 0 with heavy "
-            "tails (not with --paired); default auto (score for 0-1 losses, else normal)"
+            "tails (not with --paired); default auto (score for 0-1 losses, else t)"
         ),
     )
     parser.add_argument("--methods", help="comma-separated interval methods, or 'all'")
