@@ -289,6 +289,26 @@ def test_bayes_quotes_the_log_loss_study():
     assert "is about 0.18 by the delta method" in text
 
 
+def test_shift_quotes_the_tail_flag_measurement():
+    """docs/shift.md says why its intervals carry no heavy-tail flag, with figures from it."""
+    rows = {}
+    for line in (RESULTS / "shift_tail_flag.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| exact") or line.startswith("| estimated"):
+            rows[tuple(cells[:3])] = cells[3:]
+    text = one_line(DOCS / "shift.md")
+    # k̂(ℓ·w) > 0.5 at a shift of 1, n = 1000: rate (coverage of the flagged / of the others)
+    assert rows["exact", "1000", "1.00"][3] == "68.5 (98.5 / 81.0)"
+    assert "flags 68.5 % of the data sets, whose intervals cover 98.5 %, against 81.0 %" in text
+    # k̂(w) > 0.7 at a shift of 1.5, n = 200, exact weights
+    assert rows["exact", "200", "1.50"][5] == "19.5 (87.2 / 69.6)"
+    assert "it flags 19.5 % of the data sets at a shift of 1.5" in text
+    assert "which cover 87.2 %, against 69.6 %" in text
+    coverages = [float(cells[0]) for key, cells in rows.items() if key[2] == "1.50"]
+    assert (min(coverages), max(coverages)) == (73.0, 85.0)
+    assert "coverage was 73.0–85.0 % at a shift of 1.5" in text
+
+
 def test_estimators_few_blocks_table_is_its_results_file():
     """Each row of "Few blocks: why t": both quantiles' coverage (misses) as the file has them."""
     file_rows = {}
