@@ -99,7 +99,7 @@ def _khat(values: np.ndarray) -> tuple[float, int]:
     m, reff = 5 * (tail + 1), 1.0
     top = values
     if s > 2 * m:
-        top = np.partition(values, s - m)[s - m :]
+        top = _largest(values, m)
         reff = 9.0 * m / (tail - 0.5) ** 2
     shifted = top - values.min() + np.finfo(float).tiny
     # ArviZ's profile-likelihood weights exp(L_j − L_i) overflow to inf for grid points far
@@ -108,6 +108,24 @@ def _khat(values: np.ndarray) -> tuple[float, int]:
         _, k = az.psislw(np.log(shifted), reff)
     k = float(k)
     return (k if np.isfinite(k) else float("nan")), tail
+
+
+def _largest(values: np.ndarray, m: int) -> np.ndarray:
+    """Return the `m` largest of `values` (those of ``np.partition(values, s − m)[s − m:]``).
+
+    A cut-off from a strided sample of about 10⁵ values (below at least 4m/s of them) keeps
+    the values above it in one comparison pass, and only those are partitioned: 0.15 s of a
+    fit of 10⁷ losses went to the full partition. When fewer than `m` pass the cut-off (an
+    unlucky sample), the full partition answers.
+    """
+    s = values.size
+    sample = values[:: max(1, s // 100_000)]
+    rank = sample.size - int(np.ceil(4.0 * m / s * sample.size)) - 1
+    if rank > 0:
+        candidates = values[values >= np.partition(sample, rank)[rank]]
+        if candidates.size >= m:
+            return np.partition(candidates, candidates.size - m)[candidates.size - m :]
+    return np.partition(values, s - m)[s - m :]
 
 
 def _upper_and_lower(values: np.ndarray, two_sided: bool) -> tuple[float, int]:

@@ -225,3 +225,24 @@ def test_khat_from_the_largest_values_is_psislw_on_all_of_them(size, draw):
     k, n_tail = tails._khat(values)
     assert n_tail == int(np.ceil(min(size / 5.0, 3.0 * np.sqrt(size))))
     assert k == float(full) or (np.isnan(k) and not np.isfinite(full))
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda rng, s: rng.exponential(1.0, s),
+        lambda rng, s: np.round(rng.exponential(1.0, s), 1),  # ties at the cut-off
+        lambda rng, s: np.sort(rng.pareto(1.5, s)),  # the largest at the end
+        lambda rng, s: np.sort(rng.standard_normal(s))[::-1].copy(),  # ... at the start
+        # The strided sample (every 10th value) holds only the large values: fewer than m
+        # values pass its cut-off, so the full partition answers.
+        lambda rng, s: np.where(np.arange(s) % 10 == 0, np.arange(s, dtype=float), 0.0),
+    ],
+)
+def test_largest_values_are_those_of_the_full_partition(layout):
+    """_largest keeps the m values np.partition(values, s − m)[s − m:] keeps (any order)."""
+    s = 1_000_000
+    values = layout(np.random.default_rng(4), s)
+    for m in (1, 5_000, 47_000):
+        expected = np.sort(np.partition(values, s - m)[s - m :])
+        assert np.array_equal(np.sort(tails._largest(values, m)), expected), m
