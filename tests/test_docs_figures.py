@@ -349,3 +349,19 @@ def test_estimators_heavy_tail_t_rows_are_the_rerun_of_the_same_data_sets():
         ]
         cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
         assert cells == [rerun[noise, name][1] for noise in noises], name
+
+
+def test_estimators_quotes_the_score_interval_at_small_k():
+    """The 0-1 section of small_k_quantile.md: score intervals keep the normal quantile."""
+    text = (RESULTS / "small_k_quantile.md").read_text(encoding="utf-8")
+    section = text[text.index("## 0-1 losses") :]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| ") and cells[0].isdigit():
+            rows[cells[0], cells[1].strip("`")] = cells[3].split(" ")[0]
+    page = one_line(DOCS / "estimators.md")
+    assert (rows["3", "naive_folds"], rows["5", "naive_folds"]) == ("71.0", "80.8")
+    assert "`naive_folds` covered `err` in 71.0 % of the data sets at K = 3 and 80.8 %" in page
+    assert (rows["3", "nadeau_bengio"], rows["5", "nadeau_bengio"]) == ("95.8", "97.0")
+    assert "`nadeau_bengio` (95.8 % and 97.0 % there)" in page
