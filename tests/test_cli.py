@@ -21,6 +21,8 @@ def test_demo_prints_tables_and_writes_outputs(tmp_path, capsys):
     assert f"{float(cvs['loss'].mean()):,.1f}" in out
     # the interval section, with the methods defined for unequal block sizes
     assert "95% intervals from closed-form variance estimates" in out
+    # squared errors: the default kind is t (K - 1 d.f. for the block-level estimators)
+    assert "quantile: t (kind='auto'" in out
     for method in ("theta_B_weighted", "nadeau_bengio", "bayle_within"):
         assert method in out
     # the hierarchical model's three rows, each with its target, and its diagnostics

@@ -218,15 +218,20 @@ _DEMO_METHODS = {
 def _intervals(tables: dict) -> str:
     from bayescv.classical import cv_intervals
 
-    frames = []
+    frames, kinds = [], set()
     for name, table in tables.items():
         ci = cv_intervals(table, _DEMO_METHODS[table.attrs["scheme"]], level=0.95)
+        kinds.add(ci.attrs["kind"])
         frame = ci[["estimate", "lower", "upper", "se", "flag"]].to_dataframe()
         frames.append(frame.reset_index().assign(scheme=name).set_index(["scheme", "method_name"]))
     frame = pd.concat(frames)
-    # the target codes, then what each is, in words
+    # which quantile, the table, then what each target code is, in words
     return (
-        frame.to_string(float_format=lambda v: f"{v:,.1f}") + "\n" + target_legend(frame["target"])
+        f"quantile: {', '.join(sorted(kinds))} (kind='auto'; the degrees of freedom in "
+        "cv_intervals' docs)\n"
+        + frame.to_string(float_format=lambda v: f"{v:,.1f}")
+        + "\n"
+        + target_legend(frame["target"])
     )
 
 
