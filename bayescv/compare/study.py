@@ -45,12 +45,11 @@ from bayescv._provenance import child_seeds, created_now, package_version, resol
 from bayescv.compare._backends import check_workers, chunks, dask_client, run_dask, run_joblib
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._results import as_names
-from bayescv.compare._scenario_base import check_scenario, scenario_hash
+from bayescv.compare._scenario_base import check_scenario
+from bayescv.compare._settings import check_resume, study_settings
 from bayescv.compare._store import (
-    STORE_FORMAT,
     StudyStore,
     check_store_name,
-    describe_changes,
     normalize,
 )
 from bayescv.compare.registry import check_method_options, resolve_methods
@@ -152,27 +151,6 @@ def _concat(pieces: Sequence[xr.Dataset]) -> xr.Dataset:
         out = xr.Dataset(variables, coords={**static, **coords})
     order = np.argsort(out["replicate"].values, kind="stable")
     return normalize(out.isel(replicate=order))
-
-
-def _settings(spec: _Spec, seed: int, method_names: Sequence[str]) -> dict[str, Any]:
-    return {
-        "store_format": STORE_FORMAT,
-        "scenario": spec.scenario.name,
-        "scenario_class": type(spec.scenario).__name__,
-        "scenario_params": spec.scenario.params(),
-        "scenario_hash": scenario_hash(spec.scenario),
-        "learner": repr(spec.learner),
-        "learner_hash": joblib.hash(spec.learner),
-        "loss": spec.loss.name,
-        "methods": list(method_names),
-        "outputs": list(spec.outputs),
-        "method_options": json.loads(json.dumps(spec.options, default=repr, sort_keys=True)),
-        "level": spec.level,
-        "truths": list(spec.truths),
-        "seed": seed,
-        # Only when set, so that stores written before the option keep their settings.
-        **({} if spec.batched is None else {"batched": spec.batched}),
-    }
 
 
 def run_study(
@@ -346,12 +324,8 @@ def run_study(
             seed = int(stored["seed"])
         else:
             seed = resolve_seed(random_state)
-        settings = json.loads(json.dumps(_settings(spec, seed, [m.name for m in resolved])))
-        if stored is not None and stored != settings:
-            raise ValueError(
-                f"the store {store} holds a study with other settings "
-                f"{describe_changes(stored, settings)}; use another path"
-            )
+        settings = study_settings(spec, seed, [m.name for m in resolved])
+        check_resume(stored, settings, store)
 
         chunks_done = [] if target_store is None else target_store.load()
         done = set()
