@@ -35,6 +35,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeRegressor
 
 from bayescv import cross_val_losses, losses_from_predictions
+from bayescv.cv import UnshuffledFoldsWarning
 from bayescv.cv._batched import batching_reason
 
 CV = KFold(5, shuffle=True, random_state=0)
@@ -104,7 +105,9 @@ class _NoClasses(ClassifierMixin, BaseEstimator):
 def test_probability_loss_without_classes_is_named():
     X, y = make_classification(40, 5, random_state=0)
     with pytest.raises(ValueError, match="classes_"):
-        cross_val_losses(_NoClasses(), X, y, cv=KFold(4), loss="brier")
+        cross_val_losses(
+            _NoClasses(), X, y, cv=KFold(4, shuffle=True, random_state=0), loss="brier"
+        )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -143,7 +146,9 @@ def test_groups_with_a_splitter_that_ignores_them_keep_fold_blocks():
     X = rng.normal(size=(60, 3))
     y = X[:, 0] + rng.normal(size=60)
     groups = np.repeat(["A", "B", "C", "D"], [24, 12, 12, 12])  # A fills two of five folds
-    table = cross_val_losses(Ridge(), X, y, groups=groups, cv=KFold(5))
+    # The folds must follow the stored order (sorted by source), so KFold stays unshuffled.
+    with pytest.warns(UnshuffledFoldsWarning):
+        table = cross_val_losses(Ridge(), X, y, groups=groups, cv=KFold(5))
     assert table.attrs["scheme"] == "random"
     assert table["block"].values.tolist() == np.repeat(np.arange(5), 12).tolist()
     assert table["source"].values.tolist() == groups.tolist()
@@ -173,7 +178,8 @@ def test_boolean_masks_are_folds():
         mask[test] = True
         masks.append((~mask, mask))
     by_mask = cross_val_losses(LogisticRegression(), X, y, cv=masks)
-    by_index = cross_val_losses(LogisticRegression(), X, y, cv=KFold(4))
+    with pytest.warns(UnshuffledFoldsWarning):  # the same unshuffled folds as the masks
+        by_index = cross_val_losses(LogisticRegression(), X, y, cv=KFold(4))
     np.testing.assert_array_equal(by_mask["loss"].values, by_index["loss"].values)
     np.testing.assert_array_equal(by_mask["block"].values, by_index["block"].values)
 

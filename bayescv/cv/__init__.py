@@ -8,6 +8,8 @@
 * :func:`losses_on_folds` fits given (train, test) pairs, through the batched engine
   where the learner qualifies (nested CV uses it).
 * :func:`balanced_group_folds` splits groups into folds of about equal size.
+* :class:`UnshuffledFoldsWarning`: a ``KFold`` or ``StratifiedKFold`` passed as `cv` does not
+  shuffle, so its folds follow the stored order of the rows.
 * :mod:`bayescv.cv.loss_functions`: the per-point losses (:data:`LOSSES`, :func:`get_loss`,
   :func:`make_loss`) and the prediction method each needs.
 * :mod:`bayescv.cv.learners`: the one catalogue of learners chosen by name
@@ -23,7 +25,7 @@ from bayescv.cv._fit import _fold_losses as _fold_losses  # for bayescv.compare
 from bayescv.cv._fit import losses_on_folds
 from bayescv.cv._predictions import losses_from_predictions
 from bayescv.cv._runner import bootstrap_cv_losses, cross_val_losses
-from bayescv.cv._splits import balanced_group_folds
+from bayescv.cv._splits import UnshuffledFoldsWarning, balanced_group_folds
 from bayescv.cv.learners import LEARNERS, TASKS, learner_task, make_learner
 from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, make_loss
 
@@ -32,6 +34,7 @@ __all__ = [
     "LOSSES",
     "TASKS",
     "Loss",
+    "UnshuffledFoldsWarning",
     "balanced_group_folds",
     "bootstrap_cv_losses",
     "cross_val_losses",

@@ -36,6 +36,7 @@ from bayescv.cv._splits import (
     _runs,
     _splitter,
     _stratifies,
+    _warn_unshuffled,
     balanced_group_folds,
 )
 from bayescv.cv.loss_functions import (
@@ -97,7 +98,11 @@ def cross_val_losses(
         :class:`~sklearn.model_selection.StratifiedKFold` when `estimator` is a classifier
         and `y` binary or multiclass, else :class:`~sklearn.model_selection.KFold`. Unlike
         scikit-learn, these are *shuffled*, seeded from `random_state`: the theory of random
-        K-fold CV needs a random partition. ``None`` means leave-one-group-out with `groups`,
+        K-fold CV needs a random partition. A splitter is used as given: a ``KFold`` or
+        ``StratifiedKFold`` with scikit-learn's default ``shuffle=False`` cuts the rows in
+        their stored order, so its folds are random only if the rows are, and it raises an
+        :class:`~bayescv.cv.UnshuffledFoldsWarning` (pass it ``shuffle=True``, seeded from
+        `random_state`, or an int). ``None`` means leave-one-group-out with `groups`,
         else ``cv=10``. The test sets must partition the data: every point tested exactly
         once per repetition. Repeated CV on your own splits: a repeated splitter
         (:class:`~sklearn.model_selection.RepeatedKFold`,
@@ -180,6 +185,11 @@ def cross_val_losses(
         :func:`bayescv.losses.validate`). A fit that fails on features beyond about 1.3e154,
         whose squares overflow float64, says so.
 
+    Warns
+    -----
+    UnshuffledFoldsWarning
+        When `cv` is a ``KFold`` or ``StratifiedKFold`` that does not shuffle.
+
     Examples
     --------
     >>> from sklearn.datasets import make_regression
@@ -229,6 +239,7 @@ def cross_val_losses(
         if n_repeats > 1 and len(runs) > 1:
             _refuse_double_repeats(n_repeats, _describe(splitter))
         plans += [_Plan(folds, _describe(splitter)) for folds in runs]
+    _warn_unshuffled(cv)  # once the folds are known to be usable, before any fit
     return _run(
         estimator, X, y, groups, plans, loss_fn, seed=seed,
         replicate_kind="repeat" if len(plans) > 1 else None, n_jobs=n_jobs,
@@ -280,7 +291,9 @@ def bootstrap_cv_losses(
         must use its ``groups`` argument, which receives the original row of each resampled
         point (for example :class:`~sklearn.model_selection.GroupKFold`). With `groups`, as
         in :func:`cross_val_losses`. Explicit (train, test) lists are refused: they index
-        the original data, not a resample.
+        the original data, not a resample. An unshuffled ``KFold`` or ``StratifiedKFold``
+        raises an :class:`~bayescv.cv.UnshuffledFoldsWarning` when its folds keep copies
+        together, an error when they do not.
     loss : str, Loss or callable, optional
         As in :func:`cross_val_losses`.
     n_bootstrap : int, default 50
@@ -310,6 +323,11 @@ def bootstrap_cv_losses(
     ValueError
         As :func:`cross_val_losses`, and when a splitter puts copies of one point in both
         the training and the test set of a fold.
+
+    Warns
+    -----
+    UnshuffledFoldsWarning
+        As :func:`cross_val_losses`.
 
     Examples
     --------
@@ -373,6 +391,7 @@ def bootstrap_cv_losses(
                     "set; pass an int or a group-aware splitter such as GroupKFold"
                 )
         plans.append(_Plan([(rows[tr], rows[te]) for tr, te in folds], desc))
+    _warn_unshuffled(cv, bootstrap=True)
     return _run(
         estimator, X, y, groups, plans, loss_fn, seed=seed, replicate_kind="bootstrap",
         n_jobs=n_jobs, fit_params=fit_params, progress=progress, batched=batched,

@@ -3,15 +3,17 @@
 :func:`_splitter` turns the ``cv`` argument into the splitter of one replicate, following
 :func:`sklearn.model_selection.check_cv` (an int is stratified for a classifier with a
 binary or multiclass target) except that every int splitter is shuffled and seeded, since
-random K-fold theory needs a random partition. :func:`_runs` cuts what a splitter (or an
-explicit list) yields into repetitions whose test sets each partition the data, so that
-repeated splitters (:class:`~sklearn.model_selection.RepeatedKFold`) and lists of runs give
-one replicate per repetition. :func:`balanced_group_folds` keeps the copies of a bootstrap
-resample together.
+random K-fold theory needs a random partition; a user's KFold or StratifiedKFold that
+does not shuffle is kept, with an :class:`UnshuffledFoldsWarning` (:func:`_warn_unshuffled`).
+:func:`_runs` cuts what a splitter (or an explicit list) yields into repetitions whose test
+sets each partition the data, so that repeated splitters
+(:class:`~sklearn.model_selection.RepeatedKFold`) and lists of runs give one replicate per
+repetition. :func:`balanced_group_folds` keeps the copies of a bootstrap resample together.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,13 +24,77 @@ from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, Stratif
 from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.multiclass import type_of_target
 
+from bayescv._extras import user_stacklevel
 from bayescv._provenance import resolve_seed, seeded_splitter, shuffles
 from bayescv.losses._builders import _depth
 
-__all__ = ["balanced_group_folds"]
+__all__ = ["UnshuffledFoldsWarning", "balanced_group_folds"]
 
 #: K of random K-fold CV when ``cv`` is None and there are no sources.
 DEFAULT_N_SPLITS = 10
+
+
+class UnshuffledFoldsWarning(UserWarning):
+    """A K-fold splitter that does not shuffle: its folds follow the stored order of the rows.
+
+    Raised by :func:`~bayescv.cv.cross_val_losses` and :func:`~bayescv.cv.bootstrap_cv_losses`
+    when `cv` is a :class:`~sklearn.model_selection.KFold` or
+    :class:`~sklearn.model_selection.StratifiedKFold` with ``shuffle=False`` (scikit-learn's
+    default). Its folds are a random partition only if the rows are in random order; on data
+    sorted by class, source or time they are not, while random K-fold CV and its variance
+    estimators assume a random partition.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import KFold
+    >>> from bayescv.cv import cross_val_losses
+    >>> X, y = [[float(i)] for i in range(8)], [float(i % 3) for i in range(8)]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", UnshuffledFoldsWarning)
+    ...     table = cross_val_losses(Ridge(), X, y, cv=KFold(4))
+    >>> caught[0].category.__name__, issubclass(caught[0].category, UserWarning)
+    ('UnshuffledFoldsWarning', True)
+    """
+
+
+def _warn_unshuffled(cv: Any, *, bootstrap: bool = False) -> None:
+    """Warn when `cv` is a KFold or StratifiedKFold that does not shuffle.
+
+    The warning is an :class:`UnshuffledFoldsWarning`, pointed at the first caller outside
+    the package. Group splitters, repeated splitters, shuffling splitters and lists of
+    (train, test) pairs pass silently: a list cannot be told from a random partition, and a
+    group splitter's folds are meant to follow the groups.
+
+    Parameters
+    ----------
+    cv : object
+        The `cv` argument as the user gave it.
+    bootstrap : bool, default False
+        Advise as for :func:`~bayescv.cv.bootstrap_cv_losses`, where a shuffled KFold would
+        put copies of one point in both the training and the test set.
+    """
+    if not isinstance(cv, KFold | StratifiedKFold) or shuffles(cv):
+        return
+    if bootstrap:
+        instead = (
+            "pass an int cv, whose random folds keep the copies of each point together "
+            "(a shuffled KFold would split them)"
+        )
+    else:
+        instead = (
+            f"pass {type(cv).__name__}(n_splits={cv.n_splits}, shuffle=True), seeded from "
+            "random_state, or an int cv, which is shuffled"
+        )
+    warnings.warn(
+        f"{cv!r} does not shuffle: it splits the rows in their stored order, so its folds are "
+        "a random partition only if the rows are in random order (on data sorted by class, "
+        "source or time they are not, and the intervals of random K-fold CV assume a random "
+        f"partition); {instead}",
+        UnshuffledFoldsWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def balanced_group_folds(
