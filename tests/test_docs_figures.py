@@ -365,3 +365,14 @@ def test_estimators_quotes_the_score_interval_at_small_k():
     assert "`naive_folds` covered `err` in 71.0 % of the data sets at K = 3 and 80.8 %" in page
     assert (rows["3", "nadeau_bengio"], rows["5", "nadeau_bengio"]) == ("95.8", "97.0")
     assert "`nadeau_bengio` (95.8 % and 97.0 % there)" in page
+    # the post-hoc t column: small K, and the K = 10 sources cell
+    post_hoc = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 5 and cells[0] != "K":
+            post_hoc[cells[0], cells[1].strip("`")] = (cells[3].split(" ")[0], cells[4])
+    assert post_hoc["3", "naive_folds"][1] == "90.0"
+    assert post_hoc["5", "naive_folds"][1] == "91.6"
+    assert post_hoc["10 sources", "theta_A"] == ("96.4", "98.4")
+    assert "would lift `naive_folds` to 90.0 and 91.6 % there" in page
+    assert "(`theta_A` from 96.4 to 98.4 %, in the 18.5 % cell" in page
