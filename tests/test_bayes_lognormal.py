@@ -150,8 +150,17 @@ def test_population_errors_are_clear():
     )  # fmt: skip
     with pytest.raises(ValueError, match="logit-normal already"):
         fit(binary, population="lognormal")
-    signed = table.copy()
-    signed["loss"] = table["loss"] - 10.0
+    # Squared errors minus 10 violate the squared loss's range: the table checks name that
+    # before anything is fitted (the population's message came first before).
+    violating = table.copy()
+    violating["loss"] = table["loss"] - 10.0
+    with pytest.raises(ValueError, match=r"outside the range \[0, inf\] of the built-in loss"):
+        fit(violating, population="lognormal", likelihood="gaussian")
+    # Losses that can be negative (no declared range).
+    signed = from_arrays(
+        table["loss"].values - 10.0, table["block"].values,
+        source=table["block"].values, scheme="source",
+    )  # fmt: skip
     with pytest.raises(ValueError, match="needs positive block means, but block 0"):
         fit(signed, population="lognormal", likelihood="gaussian")
 

@@ -219,32 +219,15 @@ def collapse(
 
 
 def _moments(table: xr.Dataset) -> tuple[xr.Dataset, np.ndarray | None]:
-    """Block moments and the source of each block, in O(N) time.
+    """Block moments and the source of each block, in O(N) time, after the table's checks.
 
-    Checks what :func:`bayescv.losses.validate` checks, without its per-replicate sort of the
-    block labels (over a second at 10⁷ losses): the layout, finite losses, and, from the
-    moments, at least two blocks of at least two points. The source of each block is read at
-    the starts of the contiguous block runs that loss tables are stored in.
+    :func:`bayescv.losses.validate` checks the table (one pass for tables stored block by
+    block, as loss tables are); the source of each block is read at the starts of the
+    contiguous block runs.
     """
-    if not isinstance(table, xr.Dataset) or "loss" not in table.data_vars:
-        validate(table)  # raises the package's message for a malformed table
-    loss = table["loss"]
-    if loss.dims not in (("obs",), ("replicate", "obs")) or "block" not in table.coords:
-        validate(table)
-    if "replicate" in loss.dims and table.attrs.get("replicate_kind") not in (
-        "repeat",
-        "bootstrap",
-        "independent",
-    ):
-        validate(table)
-    values = np.asarray(loss.values, dtype=float)
-    if values.size == 0 or not np.isfinite(values).all():
-        validate(table)
+    validate(table)
     has_source = "source" in table.coords
     mom = block_moments(table.drop_vars("source") if has_source else table)
-    n = np.atleast_2d(mom["n"].values)
-    if n.shape[1] < 2 or ((n > 0) & (n < 2)).any():
-        validate(table)
     if not has_source:
         return mom, None
     labels = mom["block"].values
