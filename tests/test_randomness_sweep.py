@@ -211,7 +211,12 @@ def test_from_predictions_refuses_a_splitter_that_would_draw_other_folds():
         with pytest.raises(ValueError, match="would not give again the folds"):
             losses_from_predictions(y, y, folds, loss="zero_one")
     seeded = losses_from_predictions(y, y, KFold(4, shuffle=True, random_state=0), loss="zero_one")
-    plain = losses_from_predictions(y, y, KFold(4), loss="zero_one")
+    # An unshuffled KFold gives its folds again (accepted), with the warning that they
+    # follow the stored order of the rows.
+    from bayescv.cv import UnshuffledFoldsWarning
+
+    with pytest.warns(UnshuffledFoldsWarning, match="run cross_val_predict again"):
+        plain = losses_from_predictions(y, y, KFold(4), loss="zero_one")
     assert seeded.sizes["obs"] == plain.sizes["obs"] == y.size
 
 

@@ -163,3 +163,19 @@ def test_repeats_of_an_unshuffled_splitter_are_refused_without_a_warning(cv):
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="does not shuffle, so every replicate would repeat"):
             cross_val_losses(LogisticRegression(), X, Y, cv=cv, n_repeats=2)
+
+
+def test_losses_from_predictions_warns_for_unshuffled_folds_and_says_to_predict_again():
+    """Predictions made on unshuffled folds: the warning, pointed at the caller, advises
+    running cross_val_predict again with a shuffled splitter; a shuffled one is silent."""
+    from bayescv.cv import losses_from_predictions
+
+    y = np.array([0, 1] * 10)
+    with pytest.warns(UnshuffledFoldsWarning, match="run cross_val_predict again") as caught:
+        losses_from_predictions(y, y, StratifiedKFold(4), loss="zero_one")
+    assert len(caught) == 1
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses_from_predictions(y, y, KFold(4, shuffle=True, random_state=0), loss="zero_one")
+        losses_from_predictions(y, y, np.repeat(np.arange(4), 5), loss="zero_one")

@@ -8,8 +8,9 @@
 * :func:`losses_on_folds` fits given (train, test) pairs, through the batched engine
   where the learner qualifies (nested CV uses it).
 * :func:`balanced_group_folds` splits groups into folds of about equal size.
-* :class:`UnshuffledFoldsWarning`: a ``KFold`` or ``StratifiedKFold`` passed as `cv` does not
-  shuffle, so its folds follow the stored order of the rows.
+* :class:`UnshuffledFoldsWarning`: a ``KFold`` or ``StratifiedKFold`` passed as `cv` (or as
+  the `folds` of predictions) does not shuffle, so its folds follow the stored order of the
+  rows.
 * :mod:`bayescv.cv.loss_functions`: the per-point losses (:data:`LOSSES`, :func:`get_loss`,
   :func:`make_loss`) and the prediction method each needs.
 * :mod:`bayescv.cv.learners`: the one catalogue of learners chosen by name

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv.cv._splits import _warn_unshuffled
 from bayescv.cv.loss_functions import LOSSES, Loss, get_loss, loss_range_for
 from bayescv.losses import from_predictions
 
@@ -82,6 +83,13 @@ def losses_from_predictions(
         as :func:`bayescv.losses.from_predictions` (mismatched lengths, NaN predictions,
         test folds that do not partition the samples, ...).
 
+    Warns
+    -----
+    UnshuffledFoldsWarning
+        When `folds` is a ``KFold`` or ``StratifiedKFold`` that does not shuffle (the
+        splitter ``cross_val_predict`` builds from an int): its folds follow the stored
+        order of the rows.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -114,7 +122,7 @@ def losses_from_predictions(
     elif loss_fn == LOSSES["zero_one"]:
         _check_labels(y_true, y_pred, classes)
     extra = {} if estimator is None else {"estimator": repr(estimator)}
-    return from_predictions(
+    table = from_predictions(
         y_true,
         y_pred,
         folds,
@@ -126,6 +134,8 @@ def losses_from_predictions(
         loss_range=loss_range_for(loss_fn, y_true),
         attrs={**extra, **(attrs or {})},
     )
+    _warn_unshuffled(folds, predictions=True)  # once the folds are known to be usable
+    return table
 
 
 def _check_probabilities(name: str, y_true: Any, y_pred: Any, classes: np.ndarray) -> None:

@@ -37,8 +37,8 @@ DEFAULT_N_SPLITS = 10
 class UnshuffledFoldsWarning(UserWarning):
     """A K-fold splitter that does not shuffle: its folds follow the stored order of the rows.
 
-    Raised by :func:`~bayescv.cv.cross_val_losses` and :func:`~bayescv.cv.bootstrap_cv_losses`
-    when `cv` is a :class:`~sklearn.model_selection.KFold` or
+    Raised by :func:`~bayescv.cv.cross_val_losses`, :func:`~bayescv.cv.bootstrap_cv_losses`
+    and :func:`~bayescv.cv.losses_from_predictions` when `cv` (its `folds`) is a :class:`~sklearn.model_selection.KFold` or
     :class:`~sklearn.model_selection.StratifiedKFold` with ``shuffle=False`` (scikit-learn's
     default). Its folds are a random partition only if the rows are in random order; on data
     sorted by class, source or time they are not, while random K-fold CV and its variance
@@ -59,7 +59,7 @@ class UnshuffledFoldsWarning(UserWarning):
     """
 
 
-def _warn_unshuffled(cv: Any, *, bootstrap: bool = False) -> None:
+def _warn_unshuffled(cv: Any, *, bootstrap: bool = False, predictions: bool = False) -> None:
     """Warn when `cv` is a KFold or StratifiedKFold that does not shuffle.
 
     The warning is an :class:`UnshuffledFoldsWarning`, pointed at the first caller outside
@@ -74,10 +74,18 @@ def _warn_unshuffled(cv: Any, *, bootstrap: bool = False) -> None:
     bootstrap : bool, default False
         Advise as for :func:`~bayescv.cv.bootstrap_cv_losses`, where a shuffled KFold would
         put copies of one point in both the training and the test set.
+    predictions : bool, default False
+        Advise as for :func:`~bayescv.cv.losses_from_predictions`, whose predictions were
+        made with `cv` already.
     """
     if not isinstance(cv, KFold | StratifiedKFold) or shuffles(cv):
         return
-    if bootstrap:
+    if predictions:
+        instead = (
+            f"to make them random, run cross_val_predict again with {type(cv).__name__}("
+            f"n_splits={cv.n_splits}, shuffle=True, random_state=...) and pass that splitter"
+        )
+    elif bootstrap:
         instead = (
             "pass an int cv, whose random folds keep the copies of each point together "
             "(a shuffled KFold would split them)"
