@@ -80,8 +80,9 @@ def paired_comparison(
         the Wilson upper bound z²/(N + z²) of the rate of disagreements for 0 disagreements
         in N points (the size of A − B cannot exceed that rate), flagged ``"no_disagreements"``.
         ``"normal"``, ``"t"`` (the default otherwise, as in :func:`cv_intervals`): the
-        reference distribution of the statistic (``nadeau_bengio`` is always t), bounds truncated to the differences' range
-        [a − b, b − a] with a flag. The statistic and p-value are mean(h)/se in every case.
+        reference distribution of the statistic (``nadeau_bengio`` is always t), bounds
+        truncated to the differences' range [a − b, b − a] with a flag. The statistic and
+        p-value are mean(h)/se in every case.
     alternative : {"two-sided", "less", "greater"}, default "two-sided"
         ``"less"``: A has the lower error (mean h < 0); ``"greater"``: B has.
 
