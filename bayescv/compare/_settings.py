@@ -8,6 +8,11 @@ Resuming after such a change would mix replicates of the old code with those of 
 Methods of the package are not fingerprinted (their code is the package version's), nor are
 methods whose source Python cannot read (defined in ``python -c`` or an interactive
 session, or not plain functions): for those, as before, an edit goes unnoticed.
+
+Each replicate of a study also records a short id of these settings, all but the seed and the
+store format (:func:`settings_id`), in the coordinate ``settings_id``: :func:`xarray.concat`
+keeps the attrs of the first study stacked, but the ids of every replicate, so that
+:func:`bayescv.compare.summarize` can refuse replicates of studies of other settings.
 """
 
 from __future__ import annotations
@@ -21,12 +26,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import joblib
+import numpy as np
+import xarray as xr
 
 from bayescv.compare._replicate import _Spec
 from bayescv.compare._scenario_base import scenario_hash
 from bayescv.compare._store import STORE_FORMAT, describe_changes
 
-__all__ = ["check_resume", "method_fingerprint", "study_settings"]
+__all__ = [
+    "check_resume",
+    "fill_settings_id",
+    "method_fingerprint",
+    "settings_id",
+    "study_settings",
+    "with_settings_id",
+]
+
+#: Settings that may differ between studies summarised together: studies of different
+#: seeds are what users stack; the store format is the layout of a file, not of a study.
+_MAY_DIFFER = ("seed", "store_format")
 
 
 def method_fingerprint(func: Any) -> str | None:
@@ -146,3 +164,68 @@ def check_resume(stored: dict[str, Any] | None, settings: dict[str, Any], store:
             f"the store {store} holds a study with other settings "
             f"{describe_changes(before, now)}; use another path"
         )
+
+
+def settings_id(settings: dict[str, Any]) -> str:
+    """Return a short id of the settings that replicates summarised together must share.
+
+    Parameters
+    ----------
+    settings : dict
+        A study's settings (:func:`study_settings`).
+
+    Returns
+    -------
+    str
+        12 hex digits of a hash of the settings as JSON (keys sorted), without the seed and
+        the store format: studies of one setting and different seeds share it.
+
+    Examples
+    --------
+    >>> a = {"level": 0.9, "seed": 1, "store_format": 1}
+    >>> len(settings_id(a)), settings_id(a) == settings_id({**a, "seed": 2})
+    (12, True)
+    >>> settings_id(a) == settings_id({**a, "level": 0.95})
+    False
+    """
+    shared = {k: v for k, v in settings.items() if k not in _MAY_DIFFER}
+    text = json.dumps(shared, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def with_settings_id(ds: xr.Dataset, sid: str) -> xr.Dataset:
+    """Return `ds` with the coordinate ``settings_id`` set to `sid` for every replicate.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Replicates of a study (a chunk, fresh or read from a store).
+    sid : str
+        The id of their settings (:func:`settings_id`).
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    return ds.assign_coords(settings_id=("replicate", np.full(ds.sizes["replicate"], sid)))
+
+
+def fill_settings_id(study: xr.Dataset) -> xr.Dataset:
+    """Return a study read from a store, with ``settings_id`` where its store has none.
+
+    A store written before replicates recorded the id lacks it; it is then computed from the
+    settings in the study's attrs. A study with the id, or without settings in its attrs, is
+    returned as it is.
+
+    Parameters
+    ----------
+    study : xarray.Dataset
+        A study (:func:`bayescv.compare.load_study`).
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    if "settings_id" in study.variables or "settings" not in study.attrs:
+        return study
+    return with_settings_id(study, settings_id(json.loads(study.attrs["settings"])))

@@ -1,18 +1,24 @@
 """Checks of a study stacked from several along ``replicate`` (with :func:`xarray.concat`).
 
 A stacked study keeps the first study's attrs (xarray's ``combine_attrs="override"``), so its
-level, scenario, learner and loss describe the first study only, and nothing per replicate
-records them: stack only studies of the same settings. What is recorded per replicate is
-checked here: the replicate labels, the seeds (two studies of one ``random_state`` hold the
-same data sets) and the number of CV blocks (folds or sources), which
-:func:`bayescv.compare.run_study` keeps the same in every replicate. The design and the CV
-scheme, also recorded per replicate, are checked by :func:`bayescv.compare.check_design`.
+level, scenario, learner and loss describe the first study only: stack only studies of the
+same settings. What is recorded per replicate is checked here: the replicate labels, the
+seeds (two studies of one ``random_state`` hold the same data sets), the number of CV blocks
+(folds or sources), which :func:`bayescv.compare.run_study` keeps the same in every
+replicate, and the id of the study's settings but the seed (``settings_id``, see
+:mod:`bayescv.compare._settings`; a study read from files written before replicates recorded
+it has none, and passes as before). The design and the CV scheme, also recorded per
+replicate, are checked by :func:`bayescv.compare.check_design`.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import xarray as xr
+
+from bayescv.compare._settings import settings_id
 
 __all__ = ["check_stacked"]
 
@@ -29,7 +35,7 @@ def check_stacked(study: xr.Dataset) -> None:
     ------
     ValueError
         For repeated replicate labels or seeds, or replicates of different numbers of CV
-        blocks; the message names them.
+        blocks or of studies of different settings; the message names them.
 
     Examples
     --------
@@ -40,6 +46,16 @@ def check_stacked(study: xr.Dataset) -> None:
     Traceback (most recent call last):
     ...
     ValueError: replicate label(s) [0, 1] appear more than once: two studies stacked with xr.concat? Studies run with the same random_state hold the same replicates, which would count twice; stack only studies of the same settings run with different ones, then renumber: study.assign_coords(replicate=np.arange(study.sizes['replicate']))
+
+    Studies of another level (or scenario, learner, loss, methods, options), renumbered:
+
+    >>> other = run_study(BatesLogistic(n=40, p=3, n_splits=4), methods=["naive_points"],
+    ...                   n_replicates=2, random_state=1, level=0.9)
+    >>> stacked = xr.concat([study, other], dim="replicate")
+    >>> check_stacked(stacked.assign_coords(replicate=np.arange(4)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the replicates come from 2 studies of different settings: ...
     """
     _check_block_counts(study)
     if "replicate" not in study.coords:
@@ -69,6 +85,45 @@ def check_stacked(study: xr.Dataset) -> None:
                 "study two 32-bit seeds can also coincide by chance: drop one, "
                 "study.drop_sel(replicate=...))"
             )
+    _check_settings(study)
+
+
+def _check_settings(study: xr.Dataset) -> None:
+    """Refuse replicates of studies of different settings (``settings_id``), naming them."""
+    if "settings_id" not in study.variables or study["settings_id"].dims != ("replicate",):
+        return
+    ids = study["settings_id"].values.astype(str)
+    values, first = np.unique(ids, return_index=True)
+    if values.size < 2:
+        return
+    labels = study["replicate"].values if "replicate" in study.coords else np.arange(ids.size)
+    where = "; ".join(
+        f"{v} (replicates {labels[ids == v][:6].tolist()}{' …' if (ids == v).sum() > 6 else ''})"
+        for v in values[np.argsort(first)]
+    )
+    attrs = study.attrs
+    try:
+        stored = json.loads(attrs.get("settings", "null"))
+    except (TypeError, ValueError):  # attrs not written by run_study: no note on them
+        stored = None
+    described = settings_id(stored) if isinstance(stored, dict) else None
+    note = ""
+    if described in values.tolist():
+        shown = ", ".join(
+            f"{k} {attrs[k]}" for k in ("scenario", "learner", "loss_name", "level") if k in attrs
+        )
+        note = (
+            f" The study's attrs ({shown}) describe only the first study stacked, settings "
+            f"{described}, not the others."
+        )
+    raise ValueError(
+        f"the replicates come from {values.size} studies of different settings: {where}: "
+        "studies stacked with xr.concat? Their settings (level, scenario, learner, loss, "
+        "methods, options, truths or a method's code) differ, and coverage would be "
+        f"reported as if they were one.{note} "
+        "Summarise each study on its own; stack only studies of the same settings run with "
+        "different random_state values"
+    )
 
 
 def _check_block_counts(study: xr.Dataset) -> None:

@@ -12,7 +12,8 @@ truths; the result is an :class:`xarray.Dataset`:
   ``kfold_test_error``, ``ose_xy``, ``ose_cv``; see :mod:`bayescv.compare.scenarios`);
 * dim ``replicate``: ``mu_hat`` (the CV estimate), ``seed``, timings ``time_sample``,
   ``time_cv``, ``time_truth``, ``time_methods``, ``time_total``, ``warnings`` (warnings
-  raised while the replicate ran), coords ``design`` and ``scheme``;
+  raised while the replicate ran), coords ``design``, ``scheme`` and ``settings_id`` (an id
+  of the settings but the seed: replicates of stacked studies must share it);
 * dims ``(replicate, block)``: ``block_n``, ``block_S``, ``block_W``, ``block_label``: the
   CV run's per-block statistics, from which :func:`bayescv.compare.decompose` estimates
   the σ/ω/γ decomposition of the true θ;
@@ -46,7 +47,13 @@ from bayescv.compare._backends import check_workers, chunks, dask_client, run_da
 from bayescv.compare._replicate import _PER_METHOD, _run_chunk, _Spec
 from bayescv.compare._results import as_names
 from bayescv.compare._scenario_base import check_scenario
-from bayescv.compare._settings import check_resume, study_settings
+from bayescv.compare._settings import (
+    check_resume,
+    fill_settings_id,
+    settings_id,
+    study_settings,
+    with_settings_id,
+)
 from bayescv.compare._store import (
     StudyStore,
     check_store_name,
@@ -326,8 +333,12 @@ def run_study(
             seed = resolve_seed(random_state)
         settings = study_settings(spec, seed, [m.name for m in resolved])
         check_resume(stored, settings, store)
+        sid = settings_id(settings)
 
-        chunks_done = [] if target_store is None else target_store.load()
+        # check_resume took the stored settings as this call's (a method fingerprinted on
+        # one side only included): its replicates take this id (older parts have none)
+        loaded_chunks = [] if target_store is None else target_store.load()
+        chunks_done = [with_settings_id(ds, sid) for ds in loaded_chunks]
         done = set()
         for ds in chunks_done:
             done.update(int(i) for i in ds["replicate"].values)
@@ -364,15 +375,15 @@ def run_study(
                     wait = max(flush_interval, 19 * write_cost) if flush_interval > 0 else 0.0
                     if time.perf_counter() - last >= wait:
                         start = time.perf_counter()
-                        new_chunks.append(_flush(buffer, spec, targets, target_store))
+                        new_chunks.append(_flush(buffer, spec, targets, target_store, sid))
                         buffer, last = [], time.perf_counter()
                         write_cost = last - start
             except BaseException:  # an error or Ctrl-C: keep what is finished, then re-raise
                 if buffer and target_store is not None:
-                    _flush(buffer, spec, targets, target_store)
+                    _flush(buffer, spec, targets, target_store, sid)
                 raise
             if buffer:
-                new_chunks.append(_flush(buffer, spec, targets, target_store))
+                new_chunks.append(_flush(buffer, spec, targets, target_store, sid))
 
         full = _concat([*chunks_done, *new_chunks])
         study = full.isel(replicate=np.flatnonzero(full["replicate"].values < n_replicates))
@@ -429,11 +440,11 @@ def load_study(path: str | Any) -> xr.Dataset:
                 "run the same run_study call (or bayescv study command) again to finish it"
             )
         raise ValueError(f"{path}: no such study")
-    return store.load_final()
+    return fill_settings_id(store.load_final())  # stores written before the id: from attrs
 
 
-def _flush(buffer, spec, targets, target_store) -> xr.Dataset:
-    ds = _to_dataset(buffer, spec, targets)
+def _flush(buffer, spec, targets, target_store, sid) -> xr.Dataset:
+    ds = with_settings_id(_to_dataset(buffer, spec, targets), sid)
     if target_store is not None:
         target_store.write_part(ds)
     return ds
