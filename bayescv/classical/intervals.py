@@ -45,7 +45,7 @@ from bayescv.classical._block_stats import (
     unequal_sizes_note,
 )
 from bayescv.classical._inputs import bootstrap_mu, check_table
-from bayescv.classical._kinds import pair_table_methods, resolve_kind
+from bayescv.classical._kinds import few_blocks_note, pair_table_methods, resolve_kind
 from bayescv.classical._methods import (
     INTERVAL_METHODS,
     RANDOM_KFOLD_ONLY,
@@ -337,8 +337,12 @@ def cv_intervals(
     )  # fmt: skip
     unequal = [name for name, note in zip(per_run, notes, strict=True) if note]
     how = "cv_intervals(losses, ['theta_A_weighted', 'theta_B_weighted'])"
-    if unequal:
-        ds.attrs["note"] = unequal_sizes_note(unequal, stats, how)
+    said = [
+        unequal_sizes_note(unequal, stats, how) if unequal else "",
+        few_blocks_note(kind, int(np.min(stats.K)), names),
+    ]
+    if any(said):
+        ds.attrs["note"] = "\n".join(line for line in said if line)
     dims = ("replicate", "method_name") if replicated else ("method_name",)
     ds = ds.assign(theta=(dims, pick(variance)), df=(dims, pick(df)))
     if "loss" not in losses.data_vars:  # block moments: no tail to look at

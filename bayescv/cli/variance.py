@@ -203,6 +203,7 @@ def _run(args: argparse.Namespace) -> int:
 def _report(table, estimates, moments, intervals, stats, tails, fmt) -> dict | str:
     """Summarise one table (or the mean over repeated runs), as a JSON object or text."""
     from bayescv.classical._block_stats import unequal_sizes_note
+    from bayescv.classical._kinds import few_blocks_note
     from bayescv.losses import has_pair_blocks
 
     summary = _summary(table, estimates, moments, intervals)
@@ -220,6 +221,9 @@ def _report(table, estimates, moments, intervals, stats, tails, fmt) -> dict | s
         summary.update(dict.fromkeys(_BLOCK_LEVEL))
         note = _PAIRS_NOTE
     summary["warnings"] += tails
+    few = few_blocks_note(intervals.attrs.get("kind", ""), int(np.min(stats.K)),
+                          intervals["method_name"].values)  # fmt: skip
+    summary["warnings"] += [few] if few else []
     if fmt == "json":
         summary["warnings"] = [note, *summary["warnings"]] if note else summary["warnings"]
         return summary
