@@ -142,7 +142,7 @@ def few_blocks_note(kind: str, n_blocks: int, names: Any) -> str:
         return ""
     return (
         f"with K = {n_blocks} blocks, the score intervals of {', '.join(block_level)} use a "
-        "normal quantile, and at K = 3 and 5 such rows under-covered (naive_folds 71 and 81 % "
-        "at nominal 95 %; docs, 'Few blocks: why t'); nadeau_bengio, a t procedure, held up "
-        "(96 and 97 %)"
+        "normal quantile, and at K = 3 and 5 most such rows under-covered (naive_folds 71 "
+        "and 81 % at nominal 95 %; docs, 'Few blocks: why t'); nadeau_bengio, a t procedure, "
+        "held up (96 and 97 %)"
     )
