@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescv.losses._runs import run_starts
+
 __all__ = ["block_moments", "block_sums", "check_magnitude", "largest_loss"]
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
@@ -282,8 +284,7 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
     block = np.atleast_2d(losses["block"].values)
     runs = []
     for row_labels in block:
-        change = np.flatnonzero(row_labels[1:] != row_labels[:-1]) + 1
-        starts = np.concatenate(([0], change))
+        starts = run_starts(row_labels)
         runs.append((starts, row_labels[starts]))
     # Every label starts a run, so the labels of the runs are the labels of the points.
     labels = np.unique(np.concatenate([run_labels for _, run_labels in runs]))

@@ -44,6 +44,7 @@ import xarray as xr
 
 from bayescv._extras import import_quietly, missing_extra
 from bayescv.losses import is_binary, loss_range, validate
+from bayescv.losses._runs import run_starts
 
 __all__ = [
     "KHAT_INFINITE_VARIANCE",
@@ -166,7 +167,7 @@ def _block_slices(blocks: np.ndarray) -> tuple[np.ndarray, list[tuple]]:
     """
     runs = []
     for row in blocks:
-        starts = np.concatenate(([0], np.flatnonzero(row[1:] != row[:-1]) + 1))
+        starts = run_starts(row)
         runs.append((starts, row[starts]))
     # Every label starts a run, so the labels of the runs are the labels of the points.
     labels = np.unique(np.concatenate([run_labels for _, run_labels in runs]))

@@ -14,7 +14,7 @@ import pytest
 
 from bayescv.losses import from_arrays, is_binary, validate
 from bayescv.losses._range import _HEAD
-from bayescv.losses._schema import _label_counts
+from bayescv.losses._runs import _label_counts
 
 
 def _rows(rng: np.random.Generator):

@@ -18,6 +18,7 @@ import xarray as xr
 
 from bayescv.bayes._rank1 import own_variance, rank1_logdet
 from bayescv.losses import validate
+from bayescv.losses._runs import run_starts
 from bayescv.moments import block_moments
 
 __all__ = ["CollapsedStats", "collapse", "loglik_numpy", "tie_term"]
@@ -235,7 +236,7 @@ def _moments(table: xr.Dataset) -> tuple[xr.Dataset, np.ndarray | None]:
     srcs = np.atleast_2d(table["source"].values)
     found: dict[Any, Any] = {}
     for b_row, s_row in zip(blocks, srcs, strict=True):
-        starts = np.concatenate(([0], np.flatnonzero(b_row[1:] != b_row[:-1]) + 1))
+        starts = run_starts(b_row)
         run_labels = b_row[starts]
         lengths = np.diff(np.append(starts, b_row.size))
         if np.unique(run_labels).size != run_labels.size:  # not contiguous: slow path

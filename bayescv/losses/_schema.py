@@ -12,6 +12,7 @@ import xarray as xr
 from bayescv._provenance import created_now, package_version
 from bayescv.losses._errors import TableFormatError
 from bayescv.losses._range import as_range, check_range
+from bayescv.losses._runs import _label_counts
 
 __all__ = [
     "REPLICATE_KINDS",
@@ -270,18 +271,6 @@ def validate(table: xr.Dataset) -> xr.Dataset:
                 f"variance{hint}"
             )
     return table
-
-
-def _label_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(row, return_counts=True)``, sorting the labels of the runs, not the points.
-
-    Loss tables store each block as one run, so this is one pass over the points (the sort
-    of all 10⁷ labels took 0.12 s); a table of interleaved blocks sorts as many runs.
-    """
-    starts = np.concatenate(([0], np.flatnonzero(row[1:] != row[:-1]) + 1))
-    labels, inverse = np.unique(row[starts], return_inverse=True)
-    lengths = np.diff(np.append(starts, row.size))
-    return labels, np.bincount(inverse, weights=lengths, minlength=labels.size).astype(np.int64)
 
 
 def _real(values: Any) -> np.ndarray:
