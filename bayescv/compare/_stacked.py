@@ -14,6 +14,7 @@ replicate, are checked by :func:`bayescv.compare.check_design`.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -97,10 +98,7 @@ def _check_settings(study: xr.Dataset) -> None:
     if values.size < 2:
         return
     labels = study["replicate"].values if "replicate" in study.coords else np.arange(ids.size)
-    where = "; ".join(
-        f"{v} (replicates {labels[ids == v][:6].tolist()}{' …' if (ids == v).sum() > 6 else ''})"
-        for v in values[np.argsort(first)]
-    )
+    where = "; ".join(_with_replicates(ids, labels, values[np.argsort(first)]))
     attrs = study.attrs
     try:
         stored = json.loads(attrs.get("settings", "null"))
@@ -133,14 +131,19 @@ def _check_block_counts(study: xr.Dataset) -> None:
     counts = np.isfinite(study["block_n"].transpose("replicate", ...).values).sum(axis=1)
     values = np.unique(counts)
     if values.size > 1:
-        labels = study["replicate"].values
-        where = ", ".join(
-            f"{int(v)} (replicates {labels[counts == v][:6].tolist()}"
-            f"{' …' if (counts == v).sum() > 6 else ''})"
-            for v in values
-        )
+        where = ", ".join(_with_replicates(counts, study["replicate"].values, values))
         raise ValueError(
             f"the replicates differ in their number of CV blocks: {where}: studies of "
             "different scenarios stacked with xr.concat? A study keeps one scenario (its "
             "attrs are the first study's); summarise each on its own"
         )
+
+
+def _with_replicates(per_replicate: np.ndarray, labels: np.ndarray, values: Any) -> list[str]:
+    """``"value (replicates [first six labels] …)"`` for each value, in the order given."""
+    out = []
+    for value in values:
+        has = per_replicate == value
+        more = " …" if has.sum() > 6 else ""
+        out.append(f"{value} (replicates {labels[has][:6].tolist()}{more})")
+    return out
