@@ -376,3 +376,32 @@ def test_estimators_quotes_the_score_interval_at_small_k():
     assert post_hoc["10 sources", "theta_A"] == ("96.4", "98.4")
     assert "would lift `naive_folds` to 90.0 and 91.6 % there" in page
     assert "(`theta_A` from 96.4 to 98.4 %, in the 18.5 % cell" in page
+
+
+def test_bayes_quotes_the_first_run_on_a_fresh_machine():
+    """The fresh-machine paragraph of docs/bayes.md against its run's JSON (and the per-step
+    cost it compares with, from bench_bayes.json)."""
+    import json
+
+    fresh = json.loads((RESULTS / "bench_bayes_fresh_machine_2026-11-29.json").read_text())
+    main = json.loads((RESULTS / "bench_bayes.json").read_text())
+    assert fresh["caches_at_start"]["pytensor_files"] == 0
+    assert fresh["caches_at_start"]["bayescv_files"] == 0
+    cli = fresh["time_to_answer"]["cli"]
+    step = fresh["flat_in_n"]["median_sampling_s_per_post_tuning_step"]["1000"]
+    main_step = main["flat_in_n"]["median_sampling_s_per_post_tuning_step"]["1000"]
+    first = fresh["first_vs_later"]
+    quoted = (
+        f"PyMC's NUTS took {step * 1e6:.0f} µs per leapfrog step against "
+        f"{main_step * 1e6:.0f} µs in `bench_bayes.md`",
+        f"`bayescv bayes` took {cli['cold_s']:.1f} s with its cache empty and "
+        f"{cli['warm_median_s']:.1f} s with it warm",
+        f"`bayescv variance` took {cli['variance_median_s']:.1f} s on the same file there), "
+        f"a later fit in one process {fresh['time_to_answer']['later']['median_s']:.2f} s",
+        f'The first fit with `sampler="pymc"` took {first["first"]["fit_s"]:.1f} s',
+        f"(later fits {first['later_median_s']:.1f} s), and the first compile of nutpie's "
+        f"density {fresh['samplers']['nutpie']['compile_s']:.1f} s.",
+    )
+    text = one_line(DOCS / "bayes.md")
+    for phrase in quoted:
+        assert phrase in text, phrase
