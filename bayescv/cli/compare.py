@@ -97,6 +97,30 @@ def _negated(table: Any) -> Any:
     return out
 
 
+def _check_direction(tables: dict[str, Any], args: argparse.Namespace) -> None:
+    """Refuse tables whose ``loss_name`` says they point the other way than the options say.
+
+    A scikit-learn scorer's values (accuracy) read as losses, or a known loss (zero_one,
+    pointwise elpd negated by ``from_elpd``) negated by ``--greater-is-better``, would turn
+    "better" around without a word.
+    """
+    from bayescv.cv import LOSSES
+    from bayescv.fold_scores._scorers import is_scorer_name
+
+    for path, table in zip(args.files, tables.values(), strict=True):
+        name = table.attrs.get("loss_name")
+        if not args.greater_is_better and is_scorer_name(name):
+            raise ValueError(
+                f"{path}: holds {name!r}, a scikit-learn scorer's values (higher is better), "
+                "not losses: pass --greater-is-better to compare them as scores"
+            )
+        if args.greater_is_better and (name in LOSSES or str(name).startswith("neg_elpd")):
+            raise ValueError(
+                f"{path}: holds {name!r} losses (lower is better), which --greater-is-better "
+                "would turn around: leave it out"
+            )
+
+
 def _run(args: argparse.Namespace) -> int:
     from bayescv.cli._checks import comma_list, read_losses, target_legend
     from bayescv.fold_scores import from_loss_tables
@@ -121,6 +145,7 @@ def _run(args: argparse.Namespace) -> int:
         tables = {
             name: read_losses(path, args) for name, path in zip(names, args.files, strict=True)
         }
+        _check_direction(tables, args)
         if args.greater_is_better:
             tables = {name: _negated(t) for name, t in tables.items()}
         with warnings.catch_warnings(record=True) as caught:  # said below, one line each

@@ -17,6 +17,7 @@ from bayescv.fold_scores._inputs import (
     one_scoring,
     score_key,
 )
+from bayescv.fold_scores._scorers import is_scorer_name
 from bayescv.fold_scores._table import fold_table
 from bayescv.losses import effective_range, has_pair_blocks, validate
 
@@ -64,7 +65,8 @@ def from_cross_validate(
         usual ``cv=5`` or ``cv=10``, is read without a warning.
     greater_is_better : bool, default True
         scikit-learn's scorers all return greater-is-better values (errors come negated);
-        pass False only for a custom scorer that does not.
+        pass False only for a custom scorer that does not (refused with `scoring` a
+        scikit-learn scorer name).
     score_range : (float, float), optional
         The values a custom scorer can take (see :func:`fold_table`); a scikit-learn
         scorer's range is known.
@@ -401,7 +403,8 @@ def from_loss_tables(
     ------
     ValueError
         For tables whose losses (``loss_name``), blocks, points per block or sizes differ,
-        bootstrap or independent replicates.
+        bootstrap or independent replicates, or a ``loss_name`` that is a scikit-learn
+        scorer's (``"accuracy"``: scores, greater-is-better, not losses).
 
     Examples
     --------
@@ -421,6 +424,14 @@ def from_loss_tables(
     means, sizes = [], None
     for t in tables:
         validate(t)
+        if is_scorer_name(name := t.attrs.get("loss_name")):
+            # A scorer's values are greater-is-better: read as losses, "better" turns around.
+            raise ValueError(
+                f"a loss table holds {name!r}, a scikit-learn scorer's values, which are "
+                "greater-is-better: read as losses they would turn 'better' around; negate "
+                "them into losses, table.assign(loss=-table['loss']).assign_attrs("
+                f"loss_name='negated {name}') (at the shell: --greater-is-better)"
+            )
         _check_same_splits(tables[0], t)
         kind = t.attrs.get("replicate_kind") if "replicate" in t.dims else None
         if kind not in (None, "repeat"):

@@ -140,10 +140,8 @@ def missing_score(name: Any, key: str, res: Mapping[str, Any]) -> str:
     found = sorted(k for k in res if k.startswith("test_"))
     if not found:
         way = f"it has only {sorted(res)}, no test scores"
-    elif key == "test_score":  # several scorers: their scores are test_<name>
-        way = "pass scoring=" + " or ".join(repr(k[5:]) for k in found)
-    else:
-        way = f"it has {found}"
+    else:  # several scorers: their scores are test_<name>, read by scoring=<name>
+        way = f"it has {found}: pass scoring=" + " or ".join(repr(k[5:]) for k in found)
     return f"the result of {name!r} has no {key!r}: {way}"
 
 

@@ -15,7 +15,13 @@ import pandas as pd
 import xarray as xr
 
 from bayescv.fold_scores._inputs import as_numbers, series_in_one_order
-from bayescv.losses._range import as_range, check_within
+from bayescv.fold_scores._scorers import (
+    check_scorer_range,
+    direction,
+    given_range,
+    is_scorer_name,
+    scorer_range,
+)
 
 __all__ = [
     "check_rope",
@@ -50,89 +56,6 @@ def is_fold_table(table: Any) -> bool:
     False
     """
     return isinstance(table, xr.Dataset) and table.attrs.get("kind") == "fold_scores"
-
-
-def _direction(metric: str | None, greater_is_better: bool | None) -> tuple[str, bool]:
-    """Return the metric's name and direction (a scikit-learn scorer name gives its own)."""
-    if greater_is_better is not None:
-        return metric or "score", bool(greater_is_better)
-    if metric is None:
-        raise ValueError(
-            "say which way the scores point: greater_is_better=True (accuracy, R², a "
-            "scikit-learn scorer's output) or False (an error or a loss), or give `metric`, "
-            "a scikit-learn scorer name"
-        )
-    from sklearn.metrics import get_scorer_names
-
-    if metric not in get_scorer_names():
-        raise ValueError(
-            f"unknown metric {metric!r}: not a scikit-learn scorer name; pass "
-            "greater_is_better=True or False to say which way it points"
-        )
-    # Every scikit-learn scorer returns "greater is better" values (errors come negated,
-    # as "neg_mean_squared_error").
-    return metric, True
-
-
-#: scikit-learn scorers whose values lie in [0, 1] (by name, or name prefix before "_").
-_UNIT_SCORERS = ("accuracy", "balanced_accuracy", "top_k_accuracy", "average_precision",
-                 "roc_auc", "f1", "precision", "recall", "jaccard")  # fmt: skip
-
-
-def _scorer_range(metric: str) -> tuple[float, float]:
-    """Return the values a scikit-learn scorer's output can take, ``(-inf, inf)`` if unknown.
-
-    Scores in [0, 1] (accuracy, ROC AUC, F1, precision, recall, Jaccard and their averaged
-    variants), negated errors at most 0 (``neg_*``; the Brier score in [−2, 0]: scikit-learn's
-    multiclass Brier score sums over the classes, in [0, 2], and a fold score does not say
-    how many classes there were), and R², explained variance and D² at most 1.
-
-    Parameters
-    ----------
-    metric : str
-        A scorer name (:func:`sklearn.metrics.get_scorer_names`).
-
-    Returns
-    -------
-    tuple of float
-
-    Examples
-    --------
-    >>> _scorer_range("accuracy"), _scorer_range("f1_macro"), _scorer_range("neg_brier_score")
-    ((0.0, 1.0), (0.0, 1.0), (-2.0, 0.0))
-    >>> _scorer_range("r2")
-    (-inf, 1.0)
-    """
-    if metric == "neg_brier_score":
-        return (-2.0, 0.0)
-    if metric.startswith("neg_"):
-        return (-np.inf, 0.0)
-    if metric in ("r2", "explained_variance") or metric.startswith("d2_"):
-        return (-np.inf, 1.0)
-    if any(metric == name or metric.startswith(name + "_") for name in _UNIT_SCORERS):
-        return (0.0, 1.0)
-    return (-np.inf, np.inf)
-
-
-def _check_scorer_range(values: np.ndarray, metric: str, bounds: tuple[float, float]) -> None:
-    """Refuse scores outside their scikit-learn scorer's range (accuracy in percent, say).
-
-    Intervals are kept inside the range, so such scores would be cut to it silently. A
-    rounding error of 1e-9 is let through.
-    """
-    low, high = bounds
-    check_within(
-        values, bounds, what="score(s)", where="(data set, learner, fold)", tolerance=1e-9,
-        described=f"[{low}, {high}], the range of the scikit-learn scorer {metric!r}",
-        hint=": for scores on another scale (percent, say) pass score_range, or rescale them",
-    )  # fmt: skip
-
-
-def _given_range(score_range: Any, values: np.ndarray) -> tuple[float, float]:
-    """Return the declared range of the scores, checked to hold them."""
-    low, high = as_range(score_range, name="score_range")
-    check_within(values, (low, high), "score_range", "score(s)", "(data set, learner, fold)")
-    return low, high
 
 
 def fold_table(
@@ -198,7 +121,8 @@ def fold_table(
         labels differ between learners, no learner or data set, fewer than two
         folds per run, `runs` not a positive integer dividing J, mismatched shapes, sizes
         below 1, `n_test` without `n_train` (or the reverse), an unknown direction (or a
-        `greater_is_better` that is not a bool), or positive scores under the name of a
+        `greater_is_better` that is not a bool, or False for a scikit-learn scorer's `metric`,
+        whose values are greater-is-better), or positive scores under the name of a
         scikit-learn ``neg_*`` scorer (whose values are <= 0), a `score_range` that is not
         ``(low, high)`` with low < high, or scores outside it (without it, outside the
         range of the scikit-learn scorer named by `metric`: accuracy in percent, say).
@@ -212,7 +136,7 @@ def fold_table(
     if greater_is_better is not None and not isinstance(greater_is_better, bool | np.bool_):
         # bool("False") is True: a string would turn the scores around silently.
         raise ValueError(f"greater_is_better must be True or False, got {greater_is_better!r}")
-    metric, greater = _direction(metric, greater_is_better)
+    metric, greater = direction(metric, greater_is_better)
     if scheme not in ("random", "source"):
         raise ValueError(f"scheme must be 'random' or 'source', got {scheme!r}")
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
@@ -230,7 +154,12 @@ def fold_table(
         arrays = [_real(v) for v in scores.values()]
         shapes = {a.shape for a in arrays}
         if len(shapes) != 1:
-            raise ValueError(f"the learners' score arrays differ in shape: {sorted(shapes)}")
+            each = ", ".join(f"{n!r} {a.shape}" for n, a in zip(scores, arrays, strict=True))
+            raise ValueError(
+                f"the learners' scores differ in shape ({each}): every learner needs a score "
+                "on the same folds; run them on the same splits (the same cv object with a "
+                "fixed random_state, or a list of folds)"
+            )
         values = np.stack([np.atleast_2d(a) for a in arrays], axis=1)
     else:
         values = _real(scores)
@@ -259,14 +188,12 @@ def fold_table(
     if K < 2:
         raise ValueError(f"need at least 2 folds per run, got {K}")
     loss = (-values if greater else values).reshape(n_data, n_learners, runs, K)
-    from sklearn.metrics import get_scorer_names
-
-    scorer = greater and metric in get_scorer_names()  # a score named as scikit-learn names it
-    low, high = _scorer_range(metric) if scorer else (-np.inf, np.inf)
+    scorer = greater and is_scorer_name(metric)  # a score named as scikit-learn names it
+    low, high = scorer_range(metric) if scorer else (-np.inf, np.inf)
     if score_range is not None:
-        low, high = _given_range(score_range, values)
+        low, high = given_range(score_range, values)
     else:
-        _check_scorer_range(values, metric, (low, high))
+        check_scorer_range(values, metric, (low, high))
     learners = _names(learners, n_learners, "learners", alphabetic=True)
     datasets = _names(datasets, n_data, "datasets", alphabetic=False)
     sizes = {}
@@ -378,7 +305,10 @@ def validate_fold_table(table: xr.Dataset) -> xr.Dataset:
                 "bayescv.fold_scores.from_loss_tables({name: table, ...})"
             )
         elif isinstance(table, Mapping):
-            hint = "; for a mapping of loss tables use bayescv.compare_learners"
+            hint = (
+                "; reduce a mapping of per-point loss tables to one with "
+                "bayescv.fold_scores.from_loss_tables(tables)"
+            )
         raise ValueError(f"not a fold-score table (build one with bayescv.fold_scores){hint}")
     loss = table.variables["loss"]
     if tuple(loss.dims) != _DIMS:

@@ -30,6 +30,8 @@ Nadeau, C. & Bengio, Y. (2003). Inference for the generalization error. Machine 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 from scipy import stats
@@ -38,6 +40,7 @@ from bayescv.classical.paired import equal_up_to_rounding
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.fold_scores._table import check_rope
 from bayescv.intervals import check_level, normal_bounds
+from bayescv.learner_comparison._inputs import as_fold_table
 from bayescv.learner_comparison._range import difference_bounds
 
 __all__ = ["correlated_ttest", "t_posterior_probabilities"]
@@ -87,7 +90,7 @@ def t_posterior_probabilities(
 
 
 def correlated_ttest(
-    table: xr.Dataset,
+    table: Any,
     a: str | None = None,
     b: str | None = None,
     *,
@@ -98,8 +101,10 @@ def correlated_ttest(
 
     Parameters
     ----------
-    table : xarray.Dataset
-        A fold-score table (:mod:`bayescv.fold_scores`), losses lower-is-better.
+    table : xarray.Dataset, mapping or sequence
+        A fold-score table (:mod:`bayescv.fold_scores`), losses lower-is-better, or per-point
+        loss tables of the learners on the same splits, as ``{name: table}`` or a list
+        (learners A, B, …), reduced to one with :func:`bayescv.fold_scores.from_loss_tables`.
     a, b : str, optional
         Learner names (default: the table's first two).
     rope : float, default 0
@@ -136,7 +141,7 @@ def correlated_ttest(
     >>> round(float(out["p_better"].item()), 3)  # lr has the higher accuracy
     0.954
     """
-    validate_fold_table(table)
+    table = validate_fold_table(as_fold_table(table))
     rope = check_rope(rope)
     check_level(level)
     # numpy from here on: xarray's lookups and alignment would cost more than the test.

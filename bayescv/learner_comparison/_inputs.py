@@ -10,7 +10,7 @@ import xarray as xr
 from bayescv.fold_scores import from_loss_tables, is_fold_table
 from bayescv.losses import validate
 
-__all__ = ["as_inputs", "checked_pairs"]
+__all__ = ["as_fold_table", "as_inputs", "checked_pairs"]
 
 
 def as_inputs(data: Any, learners: Sequence[str] | None):
@@ -50,6 +50,18 @@ def as_inputs(data: Any, learners: Sequence[str] | None):
         validate(t)
     points = dict(zip(names, tables, strict=True))
     return from_loss_tables(points), points
+
+
+def as_fold_table(data: Any) -> Any:
+    """Return `data` as a fold-score table: per-point loss tables are reduced to one.
+
+    A mapping ``{learner: loss table}`` or a list of loss tables (learners A, B, …) goes
+    through :func:`bayescv.fold_scores.from_loss_tables`, as in :func:`as_inputs`; anything
+    else is returned unchanged, for ``validate_fold_table`` to accept or refuse.
+    """
+    if isinstance(data, Mapping) or (isinstance(data, list | tuple) and data):
+        return as_inputs(data, None)[0]
+    return data
 
 
 def _not_a_table(name: str, value: Any) -> str:

@@ -18,6 +18,7 @@ P(best) equally; each is then practically equivalent to the best.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -26,6 +27,7 @@ from bayescv._provenance import resolve_seed
 from bayescv.fold_scores import nb_ratio, validate_fold_table
 from bayescv.intervals import check_level, normal_bounds
 from bayescv.learner_comparison._correlated_t import check_rope, t_posterior_probabilities
+from bayescv.learner_comparison._inputs import as_fold_table
 
 __all__ = ["compare_several"]
 
@@ -59,7 +61,7 @@ def _draws(losses: np.ndarray, factor: float, n: int, rng) -> np.ndarray:
 
 
 def compare_several(
-    table: xr.Dataset,
+    table: Any,
     *,
     rope: float = 0.0,
     level: float = 0.95,
@@ -70,8 +72,12 @@ def compare_several(
 
     Parameters
     ----------
-    table : xarray.Dataset
-        A fold-score table (:mod:`bayescv.fold_scores`) with at least two learners.
+    table : xarray.Dataset, mapping or sequence
+        A fold-score table (:mod:`bayescv.fold_scores`) with at least two learners, or
+        per-point loss tables of the learners on the same splits, as ``{name: table}`` or a
+        list (learners A, B, …), reduced to one with
+        :func:`bayescv.fold_scores.from_loss_tables` (as :func:`bayescv.compare_learners`
+        takes them).
     rope : float, default 0
         Half-width of the region of practical equivalence, in loss units.
     level : float, default 0.95
@@ -114,7 +120,7 @@ def compare_several(
     >>> out["p_best"].sel(learner="b").item() < 0.01
     True
     """
-    validate_fold_table(table)
+    table = validate_fold_table(as_fold_table(table))
     rope = check_rope(rope)
     check_level(level)
     if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 1:
