@@ -109,13 +109,15 @@ def pair_table_methods(losses: xr.Dataset, methods: Any, has_boot: bool) -> Any:
     return methods
 
 
-def few_blocks_note(kind: str, n_blocks: int, names: Any) -> str:
+def few_blocks_note(kind: str, n_blocks: int, names: Any, scheme: str = "random") -> str:
     """One line when score intervals of block-level methods rest on few blocks, else ``""``.
 
     The score interval keeps the normal quantile; with K ≤ :data:`FEW_BLOCKS` blocks its
     block-level rows under-covered (``naive_folds`` 71.0 % at K = 3 and 80.8 % at K = 5,
-    nominal 95 %, for a logistic regression on 200 points), while ``nadeau_bengio``, a t
-    procedure, did not (95.8 and 97.0 %).
+    nominal 95 %, for a logistic regression on 200 points in random K-fold CV), while
+    ``nadeau_bengio``, a t procedure, did not (95.8 and 97.0 %). On a source table the line
+    does not send the reader to ``nadeau_bengio``: it assumes random K-fold CV, and
+    :func:`bayescv.cv_intervals` leaves it out there (flag ``random_kfold_only``).
 
     Parameters
     ----------
@@ -125,6 +127,8 @@ def few_blocks_note(kind: str, n_blocks: int, names: Any) -> str:
         The number of blocks K.
     names : sequence of str
         The methods of the result.
+    scheme : {"random", "source"}, default "random"
+        The CV scheme of the table.
 
     Returns
     -------
@@ -136,13 +140,18 @@ def few_blocks_note(kind: str, n_blocks: int, names: Any) -> str:
     'with K = 5 blocks, the score intervals of naive_folds use'
     >>> few_blocks_note("t", 5, ["naive_folds"]), few_blocks_note("score", 10, ["naive_folds"])
     ('', '')
+    >>> few_blocks_note("score", 4, ["theta_A"], scheme="source").endswith("not to sources")
+    True
     """
     block_level = [str(name) for name in names if str(name) not in _POINT_LEVEL]
     if kind != "score" or n_blocks > FEW_BLOCKS or not block_level:
         return ""
-    return (
+    measured = (
         f"with K = {n_blocks} blocks, the score intervals of {', '.join(block_level)} use a "
         "normal quantile, and at K = 3 and 5 most such rows under-covered (naive_folds 71 "
         "and 81 % at nominal 95 %; docs, 'Few blocks: why t'); nadeau_bengio, a t procedure, "
         "held up (96 and 97 %)"
     )
+    if scheme == "source":
+        return measured + " in random K-fold CV, but it applies to random folds, not to sources"
+    return measured

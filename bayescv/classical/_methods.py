@@ -103,7 +103,10 @@ def method_names(methods: Sequence[str] | str | None, scheme: str, has_boot: boo
             f"{did_you_mean(unknown[0], known)}"
         )
     if "bootstrap" in names and not has_boot:
-        raise ValueError("method 'bootstrap' needs the bootstrap table: pass bootstrap=")
+        raise ValueError(
+            "method 'bootstrap' needs bootstrap-replicated CV runs of the same estimator and "
+            "data: pass bootstrap=bayescv.cv.bootstrap_cv_losses(...)"
+        )
     if has_boot and "bootstrap" not in names:  # the table would go unused, silently
         raise ValueError(
             f"bootstrap= was given, but the methods {names} do not use it: add 'bootstrap' "

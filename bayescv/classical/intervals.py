@@ -339,7 +339,7 @@ def cv_intervals(
     how = "cv_intervals(losses, ['theta_A_weighted', 'theta_B_weighted'])"
     said = [
         unequal_sizes_note(unequal, stats, how) if unequal else "",
-        few_blocks_note(kind, int(np.min(stats.K)), names),
+        few_blocks_note(kind, int(np.min(stats.K)), names, scheme),
     ]
     if any(said):
         ds.attrs["note"] = "\n".join(line for line in said if line)

@@ -41,6 +41,7 @@ from scipy import stats
 
 from bayescv._names import did_you_mean
 from bayescv.classical._block_stats import block_stats
+from bayescv.classical._methods import INTERVAL_METHODS
 from bayescv.classical.intervals import cv_intervals
 from bayescv.intervals import normal_bounds, score_bounds
 from bayescv.losses import is_binary, loss_differences
@@ -111,6 +112,13 @@ def paired_comparison(
         raise ValueError(
             f"alternative must be one of {ALTERNATIVES}, got {alternative!r}"
             f"{did_you_mean(alternative, ALTERNATIVES)}"
+        )
+    if methods is not None and "bootstrap" in ([methods] if isinstance(methods, str) else methods):
+        # cv_intervals' advice (pass bootstrap=) names an argument this function does not take
+        raise ValueError(
+            "paired_comparison has no 'bootstrap' method: the bootstrap interval needs "
+            "bootstrap-replicated CV runs, which it does not take; choose from "
+            f"{list(INTERVAL_METHODS)}"
         )
     diff = loss_differences(losses_a, losses_b)
     if kind not in ("auto", "score", "normal", "t"):

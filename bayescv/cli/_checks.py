@@ -24,6 +24,7 @@ __all__ = [
     "read_losses",
     "show_progress",
     "target_legend",
+    "unknown_methods",
     "unwritable_dir",
     "unwritable_file",
     "with_loss_range",
@@ -152,6 +153,57 @@ def bad_n_jobs(n_jobs: int | None) -> str:
     return (
         "--n-jobs must be a non-zero integer (-1 for all cores, -2 for all but one, "
         f"as in joblib), got {n_jobs}"
+    )
+
+
+def unknown_methods(methods: list[str] | str | None, paired: bool = False) -> str:
+    """Say why ``bayescv variance --methods`` names a method it cannot run, or ``""``.
+
+    ``bootstrap`` reads bootstrap-replicated CV runs beside the observed run, which a loss
+    CSV does not carry: it is refused here with the Python way to run it, and left out of
+    the methods the command lists as known.
+
+    Parameters
+    ----------
+    methods : list of str, "all" or None
+        The parsed option.
+    paired : bool, default False
+        Whether ``--paired`` was given: :func:`bayescv.paired_comparison` has no bootstrap
+        interval at all.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> unknown_methods(["naive_points", "theta_B"]), unknown_methods("all")
+    ('', '')
+    >>> unknown_methods(["theta_b"])[-25:]
+    "(did you mean 'theta_B'?)"
+    """
+    from bayescv._names import did_you_mean
+    from bayescv.classical import INTERVAL_METHODS
+
+    if methods is None or methods == "all":
+        return ""
+    if "bootstrap" in methods and paired:
+        return (
+            "--methods bootstrap is not available with --paired: the paired comparison has "
+            "no bootstrap interval"
+        )
+    if "bootstrap" in methods:
+        return (
+            "--methods bootstrap needs bootstrap-replicated CV runs beside the observed run, "
+            "which `bayescv variance` does not read; in Python: bayescv.cv_intervals(observed, "
+            "['bootstrap'], bootstrap=bayescv.cv.bootstrap_cv_losses(...))"
+        )
+    unknown = [m for m in methods if m not in INTERVAL_METHODS]
+    if not unknown:
+        return ""
+    return (
+        f"unknown interval method(s) {unknown} in --methods; known: "
+        f"{', '.join(INTERVAL_METHODS)}, or 'all'{did_you_mean(unknown[0], INTERVAL_METHODS)}"
     )
 
 

@@ -51,7 +51,10 @@ def register(subparsers: Any) -> None:
     demo.add_argument(
         "--no-progress",
         action="store_true",
-        help="hide progress bars (hidden anyway when stderr is not a terminal)",
+        help=(
+            "hide progress bars (hidden anyway when stderr is not a terminal); without them, "
+            "each stage says one line on stderr"
+        ),
     )
     demo.add_argument(
         "--no-bayes", action="store_true", help="skip the hierarchical Bayesian model"
@@ -116,16 +119,18 @@ def _run_demo(args: argparse.Namespace) -> int:
             f"--n-splits {args.n_splits} is more than the {len(star.target)} pupils of the data"
         )
     model = Ridge(alpha=1.0)
+    bar = show_progress(args)
     common = {
         "loss": "squared",
         "random_state": args.random_state,
         "n_jobs": args.n_jobs,
-        "progress": show_progress(args),
+        "progress": bar,
     }
-    print(
-        f"Tennessee STAR kindergarten: {len(star.target)} pupils in {star.groups.nunique()} schools"
-    )
+    stage = _stage_line(not bar)
+    n_schools = star.groups.nunique()
+    print(f"Tennessee STAR kindergarten: {len(star.target)} pupils in {n_schools} schools")
     print(f"model: {model!r}, target: total scaled score (math + reading), loss: squared error\n")
+    stage(f"leave-one-school-out CV ({n_schools} fits) and {args.n_splits}-fold CV")
     cvs = cross_val_losses(model, star.data, star.target, groups=star.groups, **common)
     splitter = KFold(args.n_splits, shuffle=True, random_state=args.random_state)
     cvr = cross_val_losses(
@@ -142,6 +147,10 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(_intervals({"CVS": cvs, f"CVR ({args.n_splits}-fold)": cvr}))
 
     if not args.no_bayes:
+        stage(
+            f"hierarchical Bayesian model: {_N_BOOTSTRAP} bootstrap-replicated CV runs "
+            f"({_N_BOOTSTRAP * n_schools} fits), then MCMC"
+        )
         print(_bayes_section(model, star, cvs, args))
 
     if args.out is not None:
@@ -149,17 +158,41 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     from bayescv.compare import demo_study
 
+    stage(f"coverage study: {_N_STUDY} simulated data sets, 10-fold CV of each")
     print(
         "\n"
         + demo_study(
             random_state=args.random_state,
             n_jobs=args.n_jobs,
             progress=show_progress(args),
+            n_replicates=_N_STUDY,
             out=args.out,
         )
     )
     return 0
 
+
+def _stage_line(show: bool) -> Any:
+    """Return a function that announces a stage of the demo on stderr when `show`.
+
+    Without progress bars (``--no-progress``, or stderr not a terminal: a log file, a pipe)
+    the demo's minute of work must not look hung: each stage says one line on stderr, and
+    stdout is flushed first, so that ``bayescv demo > out.txt`` fills the file as it goes.
+    """
+
+    def stage(text: str) -> None:
+        sys.stdout.flush()
+        if show:
+            print(f"bayescv demo: {text}...", file=sys.stderr, flush=True)
+
+    return stage
+
+
+#: Simulated data sets of the demo's coverage study.
+_N_STUDY = 200
+
+#: Bootstrap-replicated CV runs behind the hierarchical model's covariance of school means.
+_N_BOOTSTRAP = 20
 
 #: The population rows of the demo's predictive check (``new_sources_{spread,skewness}``).
 _SHAPE = ("spread", "skewness")
@@ -176,8 +209,9 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
 
     boot_seed, fit_seed = child_seeds(args.random_state, 2)
     boot = bootstrap_cv_losses(
-        model, star.data, star.target, groups=star.groups, loss="squared", n_bootstrap=20,
-        random_state=boot_seed, n_jobs=args.n_jobs, progress=show_progress(args),
+        model, star.data, star.target, groups=star.groups, loss="squared",
+        n_bootstrap=_N_BOOTSTRAP, random_state=boot_seed, n_jobs=args.n_jobs,
+        progress=show_progress(args),
     )  # fmt: skip
     with warnings.catch_warnings():
         # a failed diagnostic is printed below and flags the intervals; no second warning
@@ -191,8 +225,9 @@ def _bayes_section(model, star, cvs, args: argparse.Namespace) -> str:
     p_value = {s: float(check["p_value"].sel(check=f"new_sources_{s}")) for s in _SHAPE}
     return "\n".join(
         [
-            "\nThe hierarchical Bayesian model (CVS; 20 bootstrap-replicated CV runs inform the "
-            f"covariance of the school means; a {diag['population']} population of schools): "
+            f"\nThe hierarchical Bayesian model (CVS; {_N_BOOTSTRAP} bootstrap-replicated CV "
+            f"runs inform the covariance of the school means; a {diag['population']} "
+            "population of schools): "
             "95% posterior intervals",
             table.to_string(float_format=lambda v: f"{v:,.1f}"),
             f"sampler {diag['sampler']}: r-hat max {diag['rhat_max']:.3f}, bulk ESS min "

@@ -292,6 +292,11 @@ def _task(args: argparse.Namespace, y: np.ndarray) -> str:
             "regression with a regression learner"
         )
     n_values = np.unique(y).size
+    if task == "classification" and n_values < 2:
+        raise _InputError(
+            f"target {args.target!r} has one value ({np.unique(y)[0]!s}) in all {y.size} rows: "
+            "a classifier needs at least two classes"
+        )
     # more than two values (two are labels by any reading), fewer rows per value than folds
     few_rows = n_values > 2 and n_values * args.n_splits > y.size
     if task == "classification" and numeric and args.task == "auto" and few_rows:
@@ -385,6 +390,8 @@ def _table(s: dict[str, Any]) -> str:
             if len(tail) > 1
             else "one running value: too few repetitions to judge it by"
             if tail
+            else "no running value (every loss is the same: the naive SE is 0)"
+            if s["naive_se"] == 0
             else "no running value (negative MSE estimates)"
         ),
         f"  fits       {s['n_fits']} in {s['wall_time_s']:.1f} s ({rate:.0f} fits/s, "

@@ -15,7 +15,13 @@ import pandas as pd
 import xarray as xr
 
 from bayescv.classical import RANDOM_KFOLD_ONLY
-from bayescv.cli._checks import add_loss_range, add_replicate_kind, comma_list, target_legend
+from bayescv.cli._checks import (
+    add_loss_range,
+    add_replicate_kind,
+    comma_list,
+    target_legend,
+    unknown_methods,
+)
 from bayescv.tails import HeavyTailWarning
 
 __all__ = ["register"]
@@ -135,6 +141,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     methods = None if args.methods is None else comma_list(args.methods)
     methods = "all" if methods == ["all"] else methods
+    problem = unknown_methods(methods, paired=args.paired)
+    if problem:
+        return _fail(problem)
     try:
         tables = [_read(path, args) for path in args.files]
         if args.paired:
@@ -222,7 +231,7 @@ def _report(table, estimates, moments, intervals, stats, tails, fmt) -> dict | s
         note = _PAIRS_NOTE
     summary["warnings"] += tails
     few = few_blocks_note(intervals.attrs.get("kind", ""), int(np.min(stats.K)),
-                          intervals["method_name"].values)  # fmt: skip
+                          intervals["method_name"].values, summary["scheme"])  # fmt: skip
     summary["warnings"] += [few] if few else []
     if fmt == "json":
         summary["warnings"] = [note, *summary["warnings"]] if note else summary["warnings"]

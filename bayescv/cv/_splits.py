@@ -407,7 +407,9 @@ def _consecutive_runs(
         raise ValueError(
             f"the test sets of {desc} do not partition the data: {n - int(covered.sum())} "
             f"point(s), the first row {int(np.flatnonzero(~covered)[0])}, are never tested in "
-            f"{where}; every point must be tested exactly once per repetition"
+            f"{where}; every point must be tested exactly once per repetition, as K-fold, "
+            "group and repeated K-fold splitters do (a forward-chaining splitter such as "
+            "TimeSeriesSplit never tests its first training window)"
         )
     return runs
 
