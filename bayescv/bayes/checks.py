@@ -15,7 +15,9 @@ whatever the population model. A CVS fit's posterior predictive group also holds
 ``ybar_new``, the block means of K new sources drawn from the fitted population (a mixed
 replication, :mod:`bayescv.bayes._new_sources`); the spread and skewness of the source means
 against it check the population's shape. The groups are named as ArviZ expects, so
-``arviz.plot_ppc(idata, var_names=["ybar"])`` works too.
+``arviz.plot_ppc(idata, var_names=["ybar"])`` works too; for the binomial model's fits,
+whose replicated block means are discrete (ArviZ's density estimate fails on a draw whose
+blocks are all equal), ``var_names=["y"]``, the error counts.
 """
 
 from __future__ import annotations

@@ -165,8 +165,10 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
 
     Raises
     ------
+    TypeError
+        If `idata` is not a result of :func:`bayescv.bayes.fit` (a loss table, say).
     ValueError
-        If `axes` is not one axes per target of the fit.
+        If `axes` is not one axes per target of the fit, or `level` is outside (0, 1).
 
     Examples
     --------
@@ -186,6 +188,9 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
 
     from bayescv.plots import _few_ticks, _loss_label
 
+    # First, before any figure exists: it checks `idata` (a loss table passed by mistake gets
+    # the package's TypeError, not an AttributeError) and `level`.
+    intervals = posterior_intervals(idata, level=level)
     names = [
         v for v in ("expected_cv", "ose", "new_source", "theta") if v in idata.posterior.data_vars
     ]
@@ -215,7 +220,6 @@ def plot_targets(idata, *, level: float = 0.95, axes: Any = None) -> Any:
     else:
         label = _loss_label(loss_name)  # "0-1 loss", not zero_one
         axis_label = "expected loss" + (f" ({label})" if label else "")
-    intervals = posterior_intervals(idata, level=level)
     rows = {str(t): i for i, t in enumerate(intervals["target"].values)}
     # θ has no row: the flags that concern the whole fit (convergence, tails) apply to it.
     fit_flags = sorted(

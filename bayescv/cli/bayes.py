@@ -58,7 +58,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("losses", type=Path, help="CSV file, one row per test point")
     p.add_argument("--loss-col", default="loss", help="loss column (default: loss)")
-    p.add_argument("--block-col", default="block", help="block (fold/source) column")
+    p.add_argument(
+        "--block-col", default="block", help="block (fold/source) column (default: block)"
+    )
     p.add_argument("--source-col", default=None, help="source column (default: none)")
     p.add_argument(
         "--scheme",
@@ -103,7 +105,7 @@ def register(subparsers: Any) -> None:
     )
     add_loss_range(p, also=" (the posterior intervals and the flag truncated_to_range)")
     p.add_argument("--draws", type=int, default=1000, help="draws per chain (default: 1000)")
-    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain")
+    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default: 1000)")
     p.add_argument("--chains", type=int, default=4, help="chains (default: 4)")
     p.add_argument(
         "--target-accept",
@@ -119,10 +121,21 @@ def register(subparsers: Any) -> None:
         help="NUTS implementation (default: auto, nutpie if installed, else pymc)",
     )
     p.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
-    p.add_argument("--kind", choices=["eti", "hdi"], default="eti", help="interval kind")
+    p.add_argument(
+        "--kind",
+        choices=["eti", "hdi"],
+        default="eti",
+        help="interval kind: equal-tailed or highest-density (default: eti)",
+    )
     p.add_argument("--random-state", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--plot", type=Path, default=None, metavar="DIR", help="write figures here")
-    p.add_argument("--format", choices=["table", "json"], default="table", dest="fmt")
+    p.add_argument(
+        "--format",
+        choices=["table", "json"],
+        default="table",
+        dest="fmt",
+        help="output (default: table)",
+    )
     p.add_argument(
         "--no-progress",
         action="store_true",
