@@ -347,9 +347,13 @@ def plot_comparison(result: xr.Dataset, *, dataset: Any = None, ax: Any = None) 
     """
     from scipy import stats
 
-    missing = {"mean", "scale", "df", "p_better"} - set(result.data_vars)
+    missing = {"mean", "scale", "df", "p_better"} - set(getattr(result, "data_vars", ()))
     if missing:
-        raise ValueError(f"not a correlated t-test result: it lacks {sorted(missing)}")
+        # compare_learners' rows, say: its correlated_t row lacks the posterior's parameters
+        raise ValueError(
+            f"not a correlated t-test result: it lacks {sorted(missing)}; plot the result of "
+            "bayescv.correlated_ttest(table, rope=...), the posterior this plot draws"
+        )
     r = _one_dataset(result, dataset)
     loc, scale, df = (float(r[v]) for v in ("mean", "scale", "df"))
     rope = float(result.attrs.get("rope", 0.0))

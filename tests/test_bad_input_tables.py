@@ -222,7 +222,7 @@ CASES = [
          lambda t: variance_estimates(pd.DataFrame({"loss": LOSSES, "block": BLOCKS})),
          TypeError, ("from_frame",)),
     Case("bootstrap method without its table", lambda t: cv_intervals(table(), ["bootstrap"]),
-         ValueError, ("needs the bootstrap table",)),
+         ValueError, ("needs bootstrap-replicated CV runs",)),
     Case("bootstrap table as the losses",
          lambda t: cv_intervals(from_arrays(np.ones((2, 6)), BLOCKS, replicate_kind="bootstrap")),
          ValueError, ("bootstrap replicates", "bootstrap=")),

@@ -111,7 +111,7 @@ def test_engine_option_reaches_nested_cv(csv, capsys, engine, expected):
             ["--target", "label", "--learner", "linear", "--task", "classification"],
             "for regression only",
         ),
-        (["--target", "label", "--n-splits", "30"], "at least 2 \\* n_splits = 60 points"),
+        (["--target", "label", "--n-splits", "30"], "at least 2 \\* --n-splits = 60 points"),
         (["--target", "label", "--source-col", "school", "--n-splits", "7"], "two sources"),
     ],
 )

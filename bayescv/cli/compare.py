@@ -86,15 +86,29 @@ def _number(value: Any) -> Any:
     return value if math.isfinite(value) else None
 
 
-def _negated(table: Any) -> Any:
-    """Turn a table of scores (higher is better) into one of losses, its range with it."""
+def _negated(table: Any, offset: float = 0.0) -> Any:
+    """Turn a table of scores (higher is better) into one of losses, ``offset - score``.
+
+    Differences between learners are those of the negated scores whatever `offset`; 0/1
+    scores (a correct prediction per point) take ``offset=1``, so that they become the 0-1
+    losses they are, with the intervals and likelihood made for 0-1 losses.
+    """
     from bayescv.losses import loss_range
 
     low, high = loss_range(table)
-    out = table.assign(loss=-table["loss"])
-    out.attrs["loss_name"] = f"negated {table.attrs.get('loss_name', 'score')}"
-    out.attrs["loss_range"] = [-high, -low]
+    out = table.assign(loss=offset - table["loss"])
+    name = table.attrs.get("loss_name", "score")
+    out.attrs["loss_name"] = f"1 - {name}" if offset == 1 else f"negated {name}"
+    # 0/1 scores' declared range may be wider (unbounded): their losses are 0-1 losses
+    out.attrs["loss_range"] = [0.0, 1.0] if offset == 1 else [offset - high, offset - low]
     return out
+
+
+def _score_offset(tables: dict[str, Any]) -> float:
+    """1 when every table holds 0/1 scores (read as 0-1 losses: ``1 - score``), else 0."""
+    from bayescv.losses import is_binary
+
+    return 1.0 if all(is_binary(t) for t in tables.values()) else 0.0
 
 
 def _check_direction(tables: dict[str, Any], args: argparse.Namespace) -> None:
@@ -146,8 +160,9 @@ def _run(args: argparse.Namespace) -> int:
             name: read_losses(path, args) for name, path in zip(names, args.files, strict=True)
         }
         _check_direction(tables, args)
+        offset = _score_offset(tables) if args.greater_is_better else 0.0
         if args.greater_is_better:
-            tables = {name: _negated(t) for name, t in tables.items()}
+            tables = {name: _negated(t, offset) for name, t in tables.items()}
         with warnings.catch_warnings(record=True) as caught:  # said below, one line each
             warnings.simplefilter("always", HeavyTailWarning)
             warnings.filterwarnings("ignore", ".* left out because ", UserWarning)
@@ -174,7 +189,9 @@ def _run(args: argparse.Namespace) -> int:
         better = "'better' means a higher expected score; the scores were negated into losses"
     frame = rows.drop_vars("row").to_dataframe()
     if best is not None and args.greater_is_better:  # each learner's expected score, not loss
-        best = best.assign(mean=-best["mean"], lower=-best["upper"], upper=-best["lower"])
+        best = best.assign(
+            mean=offset - best["mean"], lower=offset - best["upper"], upper=offset - best["lower"]
+        )
     if args.format == "json":
         out: dict[str, Any] = {
             "difference": "a - b",

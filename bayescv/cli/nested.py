@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import math
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,6 +117,23 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_run)
 
 
+#: nested_cv's parameters that this command sets from an option of another spelling.
+_OPTIONS = ("n_splits", "n_repeats", "n_bias_repeats", "random_state", "n_jobs")
+
+
+def _as_options(message: str) -> str:
+    """Name the command's options where `message` names nested_cv's parameters.
+
+    Examples
+    --------
+    >>> _as_options("n_splits must be an integer >= 3, got 1; pass n_splits=30")
+    '--n-splits must be an integer >= 3, got 1; pass --n-splits=30'
+    """
+    for name in _OPTIONS:
+        message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
+    return message
+
+
 class _InputError(ValueError):
     """Bad input: reported in one line with exit status 2."""
 
@@ -147,9 +165,11 @@ def _run(args: argparse.Namespace) -> int:
                 n_jobs=args.n_jobs, progress=bar,
                 batched={"auto": None, "batched": True, "per-fit": False}[args.engine],
             )  # fmt: skip
-    except (_InputError, ValueError) as exc:
-        message = " ".join(str(exc).split())
-        print(f"{_PROG}: error: {message}", file=sys.stderr)
+    except _InputError as exc:
+        print(f"{_PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # from nested_cv, in its parameters' names
+        print(f"{_PROG}: error: {_as_options(' '.join(str(exc).split()))}", file=sys.stderr)
         return 2
     summary = _summary(result, {**frame_info, "learner": name, "task": task})
     if args.format == "json":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -106,7 +108,7 @@ def summary_table(summary: xr.Dataset) -> str:
         f"{a.get('scenario', '')}: design {a['design']}, CV {a['scheme']}, "
         f"{a['n_replicates']} replicates, nominal coverage {100 * a['level']:g}%, "
         f"true θ = Var(μ̂) = {float(summary['theta_true']):.3g} ± {_theta_true_se(summary)}",
-        f"truths: {a['truths']}; "
+        f"truths: {_truths_text(a['truths'])}; "
         + (
             f"widths relative to {a['reference']}"
             if has_reference
@@ -119,3 +121,22 @@ def summary_table(summary: xr.Dataset) -> str:
         matrix.to_string(na_rep="n/a"),
     ]
     return "\n".join(lines)
+
+
+def _truths_text(truths: str) -> str:
+    """Write the study's fixed truths, stored as JSON, in four significant digits.
+
+    Examples
+    --------
+    >>> _truths_text('{"err": 0.3933884213286673, "expected_cv": 0.39918}')
+    'err = 0.3934, expected_cv = 0.3992'
+    >>> _truths_text("{}")
+    'none fixed (each replicate has its own)'
+    """
+    values = json.loads(truths) if isinstance(truths, str) else dict(truths)
+    if not values:
+        return "none fixed (each replicate has its own)"
+    return ", ".join(
+        f"{name} = {value:.4g}" if isinstance(value, int | float) else f"{name} = {value}"
+        for name, value in values.items()
+    )

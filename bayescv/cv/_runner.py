@@ -386,9 +386,12 @@ def bootstrap_cv_losses(
         _check_partition(folds, n)
         for train, test in folds:
             if np.intersect1d(rows[train], rows[test]).size:
+                # The user's splitter, not its reseeded copy: its seed is theirs to recognise.
+                given = desc if source is not None or cv is None or _is_int(cv) else _describe(cv)
                 raise ValueError(
-                    f"the splitter {desc} put copies of one point in both the training and the test "
-                    "set; pass an int or a group-aware splitter such as GroupKFold"
+                    f"the splitter {given} put copies of one point in both the training and the "
+                    "test set of a bootstrap replicate (each is resampled with replacement); pass "
+                    "an int or a group-aware splitter such as GroupKFold"
                 )
         plans.append(_Plan([(rows[tr], rows[te]) for tr, te in folds], desc))
     _warn_unshuffled(cv, bootstrap=True)

@@ -253,7 +253,9 @@ def validate(table: xr.Dataset) -> xr.Dataset:
         where = f" in replicate {r}" if blocks.shape[0] > 1 else ""
         if labels.size < 2:
             raise ValueError(
-                f"fewer than two blocks{where}: found {labels.size} ({labels.tolist()})"
+                f"fewer than two blocks{where}: found {labels.size} ({labels.tolist()}); a "
+                "table needs the losses of two or more CV folds or held-out sources, labelled "
+                "in its 'block' column (is the block column the right one?)"
             )
         small = labels[counts < 2]
         if small.size:

@@ -1,0 +1,144 @@
+"""What the user's-hands passes of this round found and left to the package's other parts.
+
+Each test failed on the code before its fix:
+
+- ``bayescv compare --greater-is-better`` on per-point 0/1 scores (1 = a correct prediction)
+  negated them into {-1, 0}, which no 0-1 method recognises: Bayle's interval and p-value
+  differed from those of the same data given as 0-1 losses;
+- ``bootstrap_cv_losses`` refused a shuffled ``KFold`` naming a reseeded copy of it
+  (``random_state=2501015844``) instead of the user's splitter;
+- ``bayescv nested`` reported nested_cv's parameter names (``n_splits must be ...``) where
+  the command has options (``--n-splits``);
+- ``bayescv study`` printed its truths as raw JSON with 16 digits;
+- a table of one block was refused without saying where blocks come from;
+- ``plot_comparison`` given ``compare_learners``' rows did not name the result it draws;
+- the README quotes a 10-fold error (4,910) that ``bayescv demo`` prints otherwise (4,912.1)
+  without saying why.
+"""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import KFold
+
+import bayescv
+from bayescv.cli import main
+from bayescv.losses import from_arrays, to_csv
+
+matplotlib.use("Agg")
+
+
+def _correct(seed: int = 0):
+    """Per-point 0/1 correctness of two learners on the same 5 folds of 200 points."""
+    rng = np.random.default_rng(seed)
+    block = np.repeat(np.arange(5), 40)
+    return {
+        name: (rng.random(200) < p).astype(float) for name, p in (("good", 0.9), ("bad", 0.8))
+    }, block
+
+
+def _rows(tmp_path, tables, *options):
+    paths = []
+    for name, table in tables.items():
+        to_csv(table, tmp_path / f"{name}.csv")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    assert main(["compare", *paths, "--format", "json", *options]) == 0
+
+
+def test_binary_scores_compare_as_the_zero_one_losses_they_are(tmp_path, capsys):
+    correct, block = _correct()
+    scores = {k: from_arrays(v, block, loss_name="accuracy") for k, v in correct.items()}
+    losses = {k: from_arrays(1 - v, block, loss_name="zero_one") for k, v in correct.items()}
+    (tmp_path / "s").mkdir()
+    (tmp_path / "l").mkdir()
+    _rows(tmp_path / "s", scores, "--greater-is-better")
+    as_scores = json.loads(capsys.readouterr().out)["rows"]
+    _rows(tmp_path / "l", losses)
+    as_losses = json.loads(capsys.readouterr().out)["rows"]
+    # The differences a - b of 1 - accuracy are those of the 0-1 losses: every row, the
+    # score-type ones (Bayle's) included, is the same.
+    keys = ("method", "estimate", "lower", "upper", "p_better", "p_worse", "p_value")
+    bayle = [r for r in as_losses if r["method"].startswith("bayle")]
+    assert bayle, [r["method"] for r in as_losses]
+    for row, expected in zip(as_scores, as_losses, strict=True):
+        for key in keys:
+            if isinstance(expected[key], float):
+                assert row[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-15), (
+                    expected["method"], key,
+                )  # fmt: skip
+            else:
+                assert row[key] == expected[key]
+
+
+def test_bootstrap_refusal_names_the_users_splitter():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X @ [1.0, 2.0] + rng.normal(size=60)
+    with pytest.raises(ValueError, match=r"KFold\(n_splits=5, random_state=0, shuffle=True\)"):
+        bayescv.bootstrap_cv_losses(
+            Ridge(), X, y, cv=KFold(5, shuffle=True, random_state=0), n_bootstrap=2,
+            random_state=0,
+        )  # fmt: skip
+
+
+def test_nested_names_its_options_not_the_functions_parameters(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    rows = ["a,b,c,y"] + [f"{a},{b},{c},{a + b - c}" for a, b, c in X]
+    data = tmp_path / "reg.csv"
+    data.write_text("\n".join(rows) + "\n")
+    assert main(["nested", str(data), "--target", "y", "--n-splits", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--n-splits must be an integer >= 3, got 1" in err
+    assert main(["nested", str(data), "--target", "y", "--n-splits", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "pass --n-splits=30 or fewer" in err
+    assert "n_splits" not in err
+
+
+def test_study_prints_its_truths_in_four_digits(capsys):
+    assert main(["study", "--n-replicates", "3", "--methods", "naive_points"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [row for row in out.splitlines() if row.startswith("truths: ")]
+    assert line.startswith("truths: err = 0."), line
+    assert "{" not in line
+    # Four significant digits: 0.xxxx, and nothing longer.
+    numbers = [word.rstrip(";,") for word in line.split() if word[:2] == "0."]
+    assert numbers
+    assert all(len(n) <= 6 for n in numbers), numbers
+
+
+def test_one_block_says_where_blocks_come_from():
+    with pytest.raises(ValueError, match=r"two or more CV folds or held-out sources.*'block'"):
+        from_arrays(np.ones(10), np.zeros(10, dtype=int))
+
+
+def test_plot_comparison_names_the_result_it_draws():
+    from bayescv.plots import plot_comparison
+
+    correct, block = _correct()
+    losses = {k: from_arrays(1 - v, block, loss_name="zero_one") for k, v in correct.items()}
+    rows = bayescv.compare_learners(losses, methods=["naive_folds"])
+    with pytest.raises(ValueError, match=r"bayescv\.correlated_ttest\(table"):
+        plot_comparison(rows)
+
+
+def test_readme_says_why_the_demo_prints_another_ten_fold_error():
+    """The demo's 10-fold error, with its own splitter (cli/demo.py), as the README quotes."""
+    from pathlib import Path
+
+    star = bayescv.load_star()
+    cvr = bayescv.cross_val_losses(
+        Ridge(alpha=1.0), star.data, star.target, loss="squared", random_state=0,
+        cv=KFold(10, shuffle=True, random_state=0),
+    )  # fmt: skip
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert f"`bayescv demo` prints {float(cvr['loss'].mean()):,.1f} for its 10-fold error" in (
+        readme
+    )
+    assert "KFold(10, shuffle=True, random_state=0)" in readme
