@@ -1,4 +1,8 @@
-"""Which kind of result a function was given (a study or its summary), and lists of names."""
+"""Which kind of result a function was given (a study or its summary), and lists of names.
+
+:data:`VALID_TARGETS` (the targets each design can cover) is here for both
+:mod:`bayescv.compare.summary` and the summary table.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,14 @@ from typing import Any
 
 import xarray as xr
 
-__all__ = ["as_names", "expect"]
+__all__ = ["VALID_TARGETS", "as_names", "expect"]
+
+#: Targets that can be covered under each design.
+VALID_TARGETS = {
+    "iid": ("err_xy", "kfold_test_error", "err", "expected_cv"),
+    "sources_fixed": ("err_xy", "kfold_test_error", "err", "expected_cv"),
+    "sources_redrawn": ("err_xy", "kfold_test_error", "ose_xy", "ose_cv", "err", "ose"),
+}
 
 
 def expect(ds: Any, what: str) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescv.compare._results import expect
+from bayescv.compare._results import VALID_TARGETS, expect
 
 __all__ = ["summary_table"]
 
@@ -68,6 +68,7 @@ def summary_table(summary: xr.Dataset) -> str:
     has_reference = summary.attrs.get("reference") in summary["method_name"].values
     targets = summary["target"].values.tolist()
     rows = []
+    uncovered: dict[str, list[str]] = {}  # a method's own target not in the summary: why n/a
     for j, m in enumerate(summary["method_name"].values.tolist()):
         t = str(summary["method_target"].values[j])
         row = {"method_name": m, "target": t}
@@ -85,6 +86,7 @@ def summary_table(summary: xr.Dataset) -> str:
                 )
         else:
             row["coverage %"] = row["miss hi %"] = row["miss lo %"] = "n/a"
+            uncovered.setdefault(t, []).append(m)
         if has_reference:
             ratio = float(summary["width_ratio"].values[j])
             row["width/ref"] = f"{ratio:.2f}" if np.isfinite(ratio) else "n/a"
@@ -116,6 +118,7 @@ def summary_table(summary: xr.Dataset) -> str:
         ),
         "",
         head.to_string(),
+        *_uncovered_note(uncovered, a["design"]),
         "",
         "coverage % of every target:",
         matrix.to_string(na_rep="n/a"),
@@ -140,3 +143,27 @@ def _truths_text(truths: str) -> str:
         f"{name} = {value:.4g}" if isinstance(value, int | float) else f"{name} = {value}"
         for name, value in values.items()
     )
+
+
+def _uncovered_note(uncovered: dict[str, list[str]], design: str) -> list[str]:
+    """Say why a method's own coverage is n/a: its target is not among the summary's.
+
+    Examples
+    --------
+    >>> _uncovered_note({"expected_cv": ["theta_A", "theta_B"]}, "sources_redrawn")
+    ['n/a: expected_cv is not a target under design sources_redrawn (theta_A, theta_B); see the coverage of every target below']
+    >>> _uncovered_note({}, "iid")
+    []
+    """
+    if not uncovered:
+        return []
+    why = [
+        (
+            f"{t} is not a target under design {design}"
+            if t not in VALID_TARGETS.get(design, ())
+            else f"the summary has no truth for {t}"
+        )
+        + f" ({', '.join(names)})"
+        for t, names in uncovered.items()
+    ]
+    return [f"n/a: {'; '.join(why)}; see the coverage of every target below"]

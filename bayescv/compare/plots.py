@@ -35,6 +35,8 @@ def _methods(ds: xr.Dataset, methods: Sequence[str] | None) -> list[str]:
     if methods is None:
         return names
     methods = as_names(methods, "methods")  # "theta_B" is one name, not seven letters
+    if not methods:  # an empty figure (and a matplotlib warning) otherwise
+        raise ValueError(f"methods is empty: pass some of {names}, or None for all")
     missing = [m for m in methods if m not in names]
     if missing:
         raise ValueError(f"method(s) {missing} not in the result; it has {names}")
@@ -336,7 +338,7 @@ def plot_intervals(
     target : str
         A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``, ``ose_cv``).
     max_replicates : int, default 100
-        Draw the first replicates only; the x label then says how many of the study's these
+        Draw the first replicates only (a positive integer); the x label then says how many of the study's these
         are ("first 100 of 200"), since the coverage in the title is theirs, not the
         summary's. When none of them has an interval the title says so ("no intervals to
         show") and only the truths are drawn.
@@ -349,8 +351,18 @@ def plot_intervals(
     """
     expect(study, "study")
     _methods(study, [method])
-    if target not in study["target"].values:
-        raise ValueError(f"the study has no per-replicate truth {target!r}")
+    known = study["target"].values.tolist()
+    if target not in known:
+        raise ValueError(
+            f"the study has no per-replicate truth {target!r}; it has {known} (coverage of "
+            "a Monte Carlo truth such as err: plot_summary(summarize(study)))"
+        )
+    if (
+        isinstance(max_replicates, bool)
+        or not isinstance(max_replicates, int | np.integer)
+        or max_replicates < 1
+    ):
+        raise ValueError(f"max_replicates must be a positive integer, got {max_replicates!r}")
     part = study.isel(replicate=slice(0, max_replicates)).sel(method_name=method)
     truth = part["truth"].sel(target=target).values
     lower, upper = part["lower"].values, part["upper"].values
@@ -436,6 +448,8 @@ def plot_summary(
     names = _methods(summary, methods)
     known = summary["target"].values.tolist()
     targets = known if targets is None else as_names(targets, "targets")
+    if not targets:
+        raise ValueError(f"targets is empty: pass some of {known}, or None for all")
     unknown = [t for t in targets if t not in known]
     if unknown:
         raise ValueError(f"unknown target(s) {unknown}; the summary has {known}")

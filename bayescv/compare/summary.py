@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from bayescv.compare._results import as_names
+from bayescv.compare._results import VALID_TARGETS, as_names
 from bayescv.compare._stacked import check_stacked
 from bayescv.compare._table import summary_table
 
@@ -47,12 +47,6 @@ __all__ = [
     "summary_table",
 ]
 
-#: Targets that can be covered under each design.
-VALID_TARGETS = {
-    "iid": ("err_xy", "kfold_test_error", "err", "expected_cv"),
-    "sources_fixed": ("err_xy", "kfold_test_error", "err", "expected_cv"),
-    "sources_redrawn": ("err_xy", "kfold_test_error", "ose_xy", "ose_cv", "err", "ose"),
-}
 #: Monte Carlo targets and the per-replicate quantity each is the mean of. ``ose`` is the mean
 #: of ``ose_cv`` (models trained as CV trains them: the estimand of the Bayesian model's
 #: ``ose``), not of ``ose_xy`` (the model trained on all sources).

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from bayescv._extras import user_stacklevel
 from bayescv.intervals import interval_dataset, move_into_range, normal_bounds, score_bounds
 from bayescv.losses import effective_range, validate
 from bayescv.moments import largest_loss
+from bayescv.shift._inputs import real_array, weights_at
 from bayescv.shift.weights import LowEffectiveSampleSizeWarning, effective_sample_size
 
 #: The ways the control variate chooses β (besides a fixed float).
@@ -115,7 +115,7 @@ def prepare(
     if isinstance(losses, xr.Dataset):
         validate(losses)
         loss = np.atleast_2d(np.asarray(losses["loss"].values, dtype=float))
-        w = _weights_at(weights, np.atleast_2d(losses["index"].values))
+        w = weights_at(weights, np.atleast_2d(losses["index"].values))
         dims: tuple[str, ...] = ("replicate",) if "replicate" in losses.dims else ()
         coords = {"replicate": losses["replicate"].values} if dims else {}
         bounds = effective_range(losses)
@@ -185,30 +185,6 @@ def warn_mean_weight(mean_weight: float, rows: str = "") -> None:
     )
 
 
-def real_array(values: Any, name: str) -> np.ndarray:
-    """`values` as a float64 array; a ValueError for complex or non-numeric input.
-
-    Parameters
-    ----------
-    values : array-like
-        Numbers.
-    name : str
-        What they are, for the message.
-
-    Returns
-    -------
-    ndarray
-        The values as float64.
-    """
-    arr = np.asarray(values)
-    if arr.dtype.kind == "c":
-        raise ValueError(f"{name} must be real, got complex values")
-    try:
-        return np.asarray(arr, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be real numbers ({error})") from None
-
-
 def check_scale(loss: np.ndarray, w: np.ndarray, beta: Any = 0.0) -> None:
     """Raise a ValueError if ``l w``, ``w`` or ``β (w - 1)`` could overflow when squared.
 
@@ -269,35 +245,6 @@ def _check_weights(w: np.ndarray) -> None:
         )
     if (w.sum(axis=-1) == 0).any():
         raise ValueError("weights are all zero: no source point resembles the target")
-
-
-def _weights_at(weights: Any, index: np.ndarray) -> np.ndarray:
-    """Weights of the table's points, looked up by the ``index`` coord."""
-    if isinstance(weights, xr.DataArray) and "index" in weights.coords:
-        if weights.ndim != 1:
-            raise ValueError(f"weights must be 1-D, got dims {weights.dims}")
-        labels = pd.Index(np.asarray(weights["index"].values))
-        if not labels.is_unique:
-            raise ValueError("the weights' index coord has duplicates")
-        pos = labels.get_indexer(index.ravel())
-        if (pos < 0).any():
-            raise ValueError(
-                f"{int((pos < 0).sum())} point(s) of the loss table have no weight "
-                "(their index is not in the weights' index coord)"
-            )
-        return real_array(weights.values, "weights")[pos].reshape(index.shape)
-    w = real_array(weights.values if isinstance(weights, xr.DataArray) else weights, "weights")
-    if w.ndim != 1:
-        raise ValueError(
-            f"with a loss table, weights must be 1-D (one per row of the data), got shape {w.shape}"
-        )
-    if index.max() + 1 != w.size or index.min() < 0:
-        raise ValueError(
-            f"mismatched lengths: the loss table indexes rows 0 to {int(index.max())} but there "
-            f"are {w.size} weights (one per row of the original data; for weights of other "
-            "rows, pass a DataArray with an 'index' coord, matched by label)"
-        )
-    return w[index]
 
 
 def _clip(

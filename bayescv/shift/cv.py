@@ -438,6 +438,8 @@ def _weighted_cv(
             "taken by position, row for row; pass weights.reindex(X_source.index) to "
             "match them by label, or weights.to_numpy() if the order is right"
         )
+    if isinstance(weights, pd.Series):  # aligned with X_source's rows (checked): positions
+        weights = weights.to_numpy()
     min_points = 3 if "iw_control_variate" in methods and beta == "optimal" else 2
     # Check the weights before the (expensive) CV fits; warn once, below, with the losses.
     prepare(

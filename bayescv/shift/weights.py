@@ -306,8 +306,19 @@ def _check_numeric(X_source: Any, X_target: Any) -> None:
 
 def _stack(X_source: Any, X_target: Any) -> Any:
     if isinstance(X_source, pd.DataFrame) and isinstance(X_target, pd.DataFrame):
-        if list(X_source.columns) != list(X_target.columns):
-            raise ValueError("X_source and X_target have different columns")
+        source, target = list(X_source.columns), list(X_target.columns)
+        if source != target:
+            only_s = [c for c in source if c not in target]
+            only_t = [c for c in target if c not in source]
+            raise ValueError(
+                "X_source and X_target have different columns: "
+                + (
+                    f"only in X_source {only_s}, only in X_target {only_t}"
+                    if only_s or only_t
+                    else f"the same ones in another order ({source} and {target}); pass "
+                    "X_target[X_source.columns]"
+                )
+            )
         return pd.concat([X_source, X_target], ignore_index=True)
     return np.concatenate([np.asarray(X_source), np.asarray(X_target)])
 
