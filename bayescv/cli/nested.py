@@ -134,6 +134,14 @@ def _as_options(message: str) -> str:
     return message
 
 
+#: Said before a default run of binary logistic regression, which fits one model at a time.
+_BATCHED_NOTE = (
+    f"{_PROG}: note: --engine batched fits binary logistic regression in batches, about 13 "
+    "times faster on Bates et al.'s design (to the solver's tolerance: why it is not the "
+    "default)"
+)
+
+
 class _InputError(ValueError):
     """Bad input: reported in one line with exit status 2."""
 
@@ -155,8 +163,10 @@ def _run(args: argparse.Namespace) -> int:
         problem = "" if args.out is None else unwritable_file(args.out)
         if problem:
             raise _InputError(f"--out {args.out}: {problem}")
+        batchable = args.engine == "auto" and name == "logistic" and np.unique(y).size == 2
         bar = show_progress(args)
-        with _fits_line(not bar):  # without a bar a long run must not look hung
+        # without a bar a long run must not look hung
+        with _fits_line(not bar, _BATCHED_NOTE if batchable else ""):
             result = nested_cv(
                 model, X, y, groups=groups, n_splits=args.n_splits, n_repeats=args.n_repeats,
                 n_bias_repeats=args.n_bias_repeats, loss=args.loss, level=args.level,
@@ -184,18 +194,26 @@ def _run(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _fits_line(show: bool) -> Iterator[None]:
-    """Print on stderr the line nested_cv logs before its fits (how many models), if `show`.
+def _fits_line(show: bool, note: str = "") -> Iterator[None]:
+    """Print on stderr the line nested_cv logs before its fits, if `show`, and `note`.
 
-    It logs it (logger ``bayescv.nested``, level INFO) after its checks of the options and
-    data, so that bad input still ends in one line, the error.
+    The line says how many models it fits; `note` follows it. nested_cv logs it (logger
+    ``bayescv.nested``, level INFO) after its checks of the options and data, so that bad
+    input still ends in one line, the error.
     """
-    if not show:
+    if not (show or note):
         yield
         return
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if show:
+                print(f"{_PROG}: {record.getMessage()}...", file=sys.stderr, flush=True)
+            if note:
+                print(note, file=sys.stderr, flush=True)
+
     logger = logging.getLogger("bayescv.nested")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"{_PROG}: %(message)s..."))
+    handler = Said()
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
