@@ -63,7 +63,8 @@ def losses_from_predictions(
         Features, only for a splitter that looks at them.
     classes : array-like, optional
         The class of each column of a probability `y_pred`. Default ``np.unique(y_true)``,
-        the order of ``cross_val_predict``'s columns.
+        the order of ``cross_val_predict``'s columns. A DataFrame `y_pred` whose columns are
+        named by the classes is read by name, whatever the order of its columns.
     estimator : estimator, optional
         Only recorded, as the ``estimator`` attribute (its repr).
     attrs : mapping, optional

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from sklearn.utils.metadata_routing import get_routing_for_object
 
@@ -77,7 +78,8 @@ def from_predictions(
     classes : array-like, optional
         The class of each column of a probability `y_pred`, for a :class:`bayescv.cv.Loss`
         that needs them. Default ``np.unique(y_true)``: ``cross_val_predict`` orders the
-        columns so.
+        columns so. A DataFrame `y_pred` whose columns are named by the classes is read by
+        name, whatever the order of its columns.
     loss_name : str, optional
         Recorded as ``loss_name``. Default: the loss's ``name`` or ``__name__``.
     loss_range : (float, float), optional
@@ -119,6 +121,8 @@ def from_predictions(
     (40, [0, 1, 2, 3])
     """
     y_true = np.asarray(y_true)
+    if getattr(loss, "needs_classes", False):
+        y_pred = _columns_by_class(y_pred, np.unique(y_true) if classes is None else classes)
     y_pred = np.asarray(y_pred)
     if y_true.ndim == 0 or y_true.size == 0:
         raise ValueError("empty input: y_true needs one target per sample")
@@ -167,6 +171,21 @@ def from_predictions(
         loss_range=loss_range,
         attrs={"cv": desc, "n_splits": n_splits, **(attrs or {})},
     )
+
+
+def _columns_by_class(y_pred: Any, classes: Any) -> Any:
+    """Put the columns of a DataFrame of probabilities named by class in the order of `classes`.
+
+    Its column names say which class each column is; read by position, a frame whose columns
+    are the classes in another order would give each point the probability of a wrong class.
+    """
+    if not isinstance(y_pred, pd.DataFrame):
+        return y_pred
+    order = np.asarray(classes).tolist()
+    names = y_pred.columns.tolist()
+    if len(set(names)) != len(names) or set(names) != set(order) or names == order:
+        return y_pred  # not named by class (or already in order): read by position
+    return y_pred[order]
 
 
 def _check_finite(values: np.ndarray, name: str) -> None:

@@ -406,7 +406,9 @@ def read_netcdf(path: str | PathLike[str]) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        The loss table.
+        The loss table; its attributes are Python lists and numbers (``loss_range`` a list,
+        ``seed`` an int), as :func:`read_csv` returns them, not the numpy arrays and scalars
+        NetCDF stores.
 
     Examples
     --------
@@ -439,6 +441,9 @@ def _read_netcdf(path: str | PathLike[str], *, engine: str, replicate_kind=None)
     for name in _LABEL_COORDS:
         if name in table.coords and table[name].dtype.kind in "OS":
             table[name] = table[name].astype(str)
+    # NetCDF hands attributes back as numpy values (loss_range an array, seed an np.int64):
+    # as written they were Python lists and numbers, as read_csv returns them.
+    table.attrs = {key: json_value(value) for key, value in table.attrs.items()}
     if replicate_kind is not None and "replicate" in table.dims:  # runs written without it
         table.attrs.setdefault("replicate_kind", replicate_kind)
     return _validated(path, table)

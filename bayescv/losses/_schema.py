@@ -315,6 +315,8 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
             f"'{name}' labels contain NaN or infinite values at {int(bad.sum())} position(s), "
             f"the first {where}; every point needs a {name} label"
         )
+    if arr.dtype.kind == "O" and name == "index" and _all_integers(arr):
+        arr = arr.astype(np.int64)  # row numbers in an object column: numbers, not text
     if arr.dtype.kind == "O":
         arr = _as_text(arr, name)
     if name == "index" and arr.dtype.kind not in "iu":  # before the label rule: no strings
@@ -326,6 +328,14 @@ def _labels(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray | None
     if arr.dtype.kind not in "iuU" and arr.dtype.kind != "f":
         raise ValueError(f"'{name}' labels must be integers or strings, got dtype {arr.dtype}")
     return np.broadcast_to(arr, shape).copy()
+
+
+def _all_integers(arr: np.ndarray) -> bool:
+    """Whether every item is an integer that int64 holds (bools are not row numbers)."""
+    return all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) and -(2**63) <= v < 2**63
+        for v in arr.flat
+    )
 
 
 def _as_text(arr: np.ndarray, name: str) -> np.ndarray:
