@@ -124,13 +124,25 @@ def coefficients(name: str, n: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     raise AssertionError(f"no coefficients for {name}")  # pragma: no cover
 
 
+def _per_block(name: str, value: Any, K: int) -> np.ndarray:
+    """`value` as one float per block; a scalar is the same for every block."""
+    array = np.asarray(value, dtype=float)
+    if array.shape not in ((), (1,), (K,)):
+        raise ValueError(
+            f"{name} must be a scalar or hold one value per block ({K}, as n does), "
+            f"got shape {array.shape}"
+        )
+    return np.broadcast_to(array, (K,))
+
+
 def _parameters(n: np.ndarray, mu: Any, sigma2: Any, omega: Any, gamma: Any) -> tuple:
     K = n.size
-    mu = np.broadcast_to(np.asarray(mu, dtype=float), (K,))
-    sigma2 = np.broadcast_to(np.asarray(sigma2, dtype=float), (K,))
-    omega = np.broadcast_to(np.asarray(omega, dtype=float), (K,))
+    mu, sigma2, omega = (
+        _per_block(name, value, K)
+        for name, value in {"mu": mu, "sigma2": sigma2, "omega": omega}.items()
+    )
     gamma = np.asarray(gamma, dtype=float)
-    gamma = np.broadcast_to(gamma, (K, K)) if gamma.ndim < 2 else gamma
+    gamma = np.broadcast_to(gamma, (K, K)) if gamma.ndim == 0 or gamma.shape == (1,) else gamma
     if gamma.shape != (K, K):
         raise ValueError(f"gamma must be a scalar or a ({K}, {K}) matrix, got {gamma.shape}")
     if not np.allclose(gamma, gamma.T):

@@ -301,6 +301,7 @@ def cv_intervals(
         se, lower, upper, bound_flags = log_bounds(
             estimate, variance, level=level, bounds=effective_range(losses)
         )
+        df = np.full_like(df, np.inf)  # log_bounds uses the normal quantile z for every row
     elif kind == "score":
         n_points = np.repeat(stats.N[:, None], len(names), axis=1)
         if replicate_kind == "repeat":
@@ -310,6 +311,8 @@ def cv_intervals(
         se, lower, upper, bound_flags = score_bounds(
             estimate, variance, n_points, level=level, df=df
         )
+        # At p̂ = 0 or 1 score_bounds uses the normal quantile, Nadeau–Bengio's row too.
+        df = np.where((estimate == 0) | (estimate == 1), np.inf, df)
         # Inside [0, 1] by construction; a narrower declared range still holds them, flagged.
         lower, upper, bound_flags = truncate_to_range(
             lower, upper, bound_flags, effective_range(losses)
@@ -353,6 +356,10 @@ def cv_intervals(
             "Of the log-scale intervals asked for, the one measured to hold up there is "
             "theta_B_weighted's (theta_B for equal block sizes; docs, 'When normal intervals "
             "fail')"
+            if {"theta_B", "theta_B_weighted"} & set(names)
+            else "None of the log-scale intervals asked for was measured to hold up there; "
+            "theta_B_weighted's was: cv_intervals(losses, ['theta_B_weighted'], kind='log') "
+            "(theta_B for equal block sizes; docs, 'When normal intervals fail')"
         )
         warn_heavy_tail(khat, stacklevel=3, advice=advice)
     else:
