@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescv.losses import is_binary
 from bayescv.losses._runs import run_starts
 
 __all__ = ["block_moments", "block_sums", "check_magnitude", "largest_loss"]
@@ -322,6 +323,11 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
                 )
     _check_sums(loss.reshape(losses["loss"].shape), loss.shape[-1], squares)
 
+    attrs = dict(losses.attrs)
+    if "loss_range" not in attrs and is_binary(losses):
+        # Moments show 0-1 losses (Q = S) only within a declared range [0, 1]: without it,
+        # intervals from them would lose the score interval and the bounds at 0 and 1.
+        attrs["loss_range"] = [0.0, 1.0]
     dims = ("replicate", "block")
     out = xr.Dataset(
         {
@@ -331,7 +337,7 @@ def block_moments(losses: xr.Dataset) -> xr.Dataset:
             "W": (dims, within, {"long_name": "within-block sum of squares, W_k"}),
         },
         coords={"block": labels},
-        attrs=dict(losses.attrs),
+        attrs=attrs,
     )
     source = _block_sources(losses, labels)
     if source is not None:

@@ -79,7 +79,7 @@ def test_score_path_of_0_1_losses_is_unaffected():
     n = 30
     for method in ("naive_points", "bayle_within"):
         row = out.sel(method_name=method)
-        assert str(row["flag"].values) == "all_errors"
+        assert str(row["flag"].values) == "b_lower_everywhere"  # every h = a - b = 1
         # Wilson's lower bound at q̂ = 1 is n/(n + z²); mapped back by 2q − 1.
         assert float(row["lower"]) == pytest.approx((n - z2) / (n + z2), rel=1e-12)
         assert float(row["upper"]) == 1.0

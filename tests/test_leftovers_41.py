@@ -168,3 +168,39 @@ def test_nested_says_binary_logistic_can_be_batched(tmp_path, capsys):
     assert f"about {per_fit / batched:.0f} times faster" in notes[0]
     assert main(["nested", str(data), "--target", "y", "--engine", "per-fit", *quick]) == 0
     assert "--engine batched" not in capsys.readouterr().err
+
+
+def test_block_moments_of_a_zero_one_table_keep_its_intervals():
+    """Moments show 0-1 losses only within a declared [0, 1]; a table that declared none gave,
+    from its moments, a t interval reaching below 0 without a flag."""
+    rng = np.random.default_rng(0)
+    table = from_arrays((rng.random(100) < 0.03).astype(float), np.repeat(np.arange(5), 20))
+    assert "loss_range" not in table.attrs
+    direct = bayescv.cv_intervals(table, ["naive_points", "naive_folds"])
+    reduced = bayescv.cv_intervals(bayescv.block_moments(table), ["naive_points", "naive_folds"])
+    assert reduced.attrs["kind"] == direct.attrs["kind"] == "score"
+    for name in ("estimate", "lower", "upper"):
+        np.testing.assert_allclose(reduced[name].values, direct[name].values, rtol=1e-12)
+    assert (reduced["lower"].values >= 0).all()
+
+
+def test_one_point_folds_of_random_cv_are_not_told_to_merge_sources():
+    block = np.r_[np.repeat(np.arange(4), 5), 4]  # the last fold holds one point
+    with pytest.raises(ValueError, match="use fewer folds") as caught:
+        from_arrays(np.ones(21), block)
+    assert "sources" not in str(caught.value).split(";")[-1]
+    with pytest.raises(ValueError, match="merge the smallest sources"):
+        from_arrays(np.ones(21), block, scheme="source")
+
+
+def test_paired_score_flags_name_which_learner_is_lower_everywhere():
+    """Every h = a - b = -1: A errs nowhere and B everywhere; the old flag said 'no_errors'."""
+    from bayescv import paired_comparison
+
+    block = np.repeat(np.arange(5), 6)
+    a, b = from_arrays(np.zeros(30), block), from_arrays(np.ones(30), block)
+    out = paired_comparison(a, b, ["naive_points", "bayle_within"])
+    assert out.attrs["kind"] == "score"
+    assert set(out["flag"].values.tolist()) == {"a_lower_everywhere"}
+    out = paired_comparison(b, a, ["naive_points", "bayle_within"])
+    assert set(out["flag"].values.tolist()) == {"b_lower_everywhere"}

@@ -79,7 +79,10 @@ def paired_comparison(
         sample size of its θ̂), mapped back, so the bounds stay inside [−1, 1]. When the two
         learners never disagree (every h = 0, so every θ̂ = 0), the interval is ±u with u
         the Wilson upper bound z²/(N + z²) of the rate of disagreements for 0 disagreements
-        in N points (the size of A − B cannot exceed that rate), flagged ``"no_disagreements"``.
+        in N points (the size of A − B cannot exceed that rate), flagged ``"no_disagreements"``;
+        when A errs where B does not at every point, or the other way round (every h = 1, or
+        every h = −1), Wilson's bound at that end, flagged ``"b_lower_everywhere"``
+        (``"a_lower_everywhere"``).
         ``"normal"``, ``"t"`` (the default otherwise, as in :func:`cv_intervals`): the
         reference distribution of the statistic (``nadeau_bengio`` is always t), bounds
         truncated to the differences' range [a − b, b − a] with a flag. The statistic and
@@ -247,6 +250,9 @@ def _score_rows(result: xr.Dataset, diff: xr.Dataset, level: float) -> xr.Datase
     df = result["df"].values  # t for nadeau_bengio, as its p-value; inf (normal) otherwise
     _, low_q, high_q, flags = score_bounds((est + 1) / 2, theta / 4, n, level=level, df=df)
     lower, upper = 2 * low_q - 1, 2 * high_q - 1
+    # q̂ = 0 (1) is h = −1 (+1) at every point, not a table without (with only) errors
+    flags = np.where(flags == "no_errors", "a_lower_everywhere", flags)
+    flags = np.where(flags == "all_errors", "b_lower_everywhere", flags)
     # The learners never disagree (every h = 0, every θ̂ = 0): per data set for independent
     # replicates, over every run of repeated CV (one row).
     agree = ~np.atleast_2d(np.asarray(diff["loss"].values)).any(axis=-1)

@@ -266,6 +266,8 @@ def validate(table: xr.Dataset) -> xr.Dataset:
                 "points): use fewer folds, as in K-fold CV with cv=10 on 20 or more points"
                 if small.size == labels.size
                 else "; merge the smallest sources, or use random K-fold CV"
+                if table.attrs.get("scheme") == "source"
+                else "; use fewer folds, so that each holds two points or more"
             )
             raise ValueError(
                 f"block(s) {shown}{more}{where} have fewer than two points; "
