@@ -204,3 +204,13 @@ def test_paired_score_flags_name_which_learner_is_lower_everywhere():
     assert set(out["flag"].values.tolist()) == {"a_lower_everywhere"}
     out = paired_comparison(b, a, ["naive_points", "bayle_within"])
     assert set(out["flag"].values.tolist()) == {"b_lower_everywhere"}
+
+
+def test_paired_log_kind_says_why_it_is_refused():
+    from bayescv import paired_comparison
+
+    block = np.repeat(np.arange(5), 6)
+    a = from_arrays(np.linspace(0.1, 3.0, 30), block, loss_name="squared")
+    b = from_arrays(np.linspace(3.0, 0.1, 30), block, loss_name="squared")
+    with pytest.raises(ValueError, match="differences of losses take both signs"):
+        paired_comparison(a, b, kind="log")

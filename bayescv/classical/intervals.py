@@ -402,9 +402,10 @@ def bootstrap_interval(
         The bootstrap table (``replicate_kind="bootstrap"``, at least 2 replicates).
     level : float, default 0.95
         Nominal coverage.
-    kind : {"auto", "score", "normal", "t"}, default "auto"
+    kind : {"auto", "score", "normal", "t", "log"}, default "auto"
         As :func:`cv_intervals`: the score interval for 0-1 losses, else the t quantile with
-        B − 1 degrees of freedom (``"normal"``: the normal quantile).
+        B − 1 degrees of freedom (``"normal"``: the normal quantile; ``"log"``: the normal
+        interval of log μ̂, for losses of at least 0).
 
     Returns
     -------

@@ -125,7 +125,10 @@ def paired_comparison(
         )
     diff = loss_differences(losses_a, losses_b)
     if kind not in ("auto", "score", "normal", "t"):
-        raise ValueError(f"kind must be 'auto', 'score', 'normal' or 't', got {kind!r}")
+        raise ValueError(
+            f"kind must be 'auto', 'score', 'normal' or 't', got {kind!r}"
+            + (": differences of losses take both signs, so no log scale" if kind == "log" else "")
+        )
     binary = is_binary(losses_a) and is_binary(losses_b)
     if kind == "score" and not binary:
         raise ValueError("kind='score' compares two tables of 0-1 losses")
