@@ -304,9 +304,9 @@ def tail_shape(losses: xr.Dataset) -> xr.Dataset:
         ``n_tail_pooled``, the number of tail points fitted. NaN where there are fewer than
         :data:`MIN_TAIL_POINTS` losses, where they are all equal, or where the loss is
         bounded on both sides (attr ``note`` says which for the pooled k̂; a block of fewer
-        than :data:`MIN_TAIL_POINTS` losses has NaN without a note). When the losses can be negative
-        (loss differences, user losses without a lower bound), the heavier of the upper and
-        lower tails is reported: a mean is as fragile to either. Attr ``available``: False
+        than :data:`MIN_TAIL_POINTS` losses has NaN without a note). When the losses can be
+        negative (loss differences, user losses without a lower bound), the heavier of the
+        upper and lower tails is reported: a mean is as fragile to either. Attr ``available``: False
         when ArviZ is not installed (then every k̂ is NaN).
 
     Raises

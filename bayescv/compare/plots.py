@@ -338,10 +338,10 @@ def plot_intervals(
     target : str
         A per-replicate truth (``err_xy``, ``kfold_test_error``, ``ose_xy``, ``ose_cv``).
     max_replicates : int, default 100
-        Draw the first replicates only (a positive integer); the x label then says how many of the study's these
-        are ("first 100 of 200"), since the coverage in the title is theirs, not the
-        summary's. When none of them has an interval the title says so ("no intervals to
-        show") and only the truths are drawn.
+        Draw the first replicates only (a positive integer); the x label then says how many
+        of the study's these are ("first 100 of 200"), since the coverage in the title is
+        theirs, not the summary's. When none of them has an interval the title says so ("no
+        intervals to show") and only the truths are drawn.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on.
 
