@@ -214,3 +214,22 @@ def test_paired_log_kind_says_why_it_is_refused():
     b = from_arrays(np.linspace(3.0, 0.1, 30), block, loss_name="squared")
     with pytest.raises(ValueError, match="differences of losses take both signs"):
         paired_comparison(a, b, kind="log")
+
+
+def test_nested_refuses_n_jobs_zero_and_a_missing_estimator_in_its_own_words():
+    from bayescv.nested import nested_cv
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = X.sum(axis=1)
+    with pytest.raises(ValueError, match=r"n_jobs must be a nonzero integer or None.*got 0"):
+        nested_cv(Ridge(), X, y, n_splits=3, n_repeats=1, n_jobs=0)
+    with pytest.raises(TypeError, match=r"estimator must be a scikit-learn estimator.*None"):
+        nested_cv(None, X, y, n_splits=3, n_repeats=1)
+
+
+def test_effective_sample_size_counts_the_weights_it_refuses():
+    from bayescv.shift import effective_sample_size
+
+    with pytest.raises(ValueError, match=r"2 of 4 are not .* first at flat position 1: nan"):
+        effective_sample_size([1.0, np.nan, -2.0, 3.0])

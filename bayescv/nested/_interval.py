@@ -46,6 +46,8 @@ from bayescv.nested._core import (
     summarise,
 )
 from bayescv.nested._validate import (
+    check_jobs_and_estimator,
+    check_response,
     n_model_fits,
     positive_int,
     repetitions,
@@ -317,12 +319,9 @@ def nested_cv(
     k, n_reps, n_bias = repetitions(n_splits, n_repeats, n_bias_repeats)
     constant = bias_constant(k, bias_correction)
     bounds = resolve_inflation_bounds(inflation_bounds, k)
+    check_jobs_and_estimator(n_jobs, estimator)
     loss_fn = get_loss(loss, estimator).for_targets(y)  # the problem's classes (Brier)
-    if not hasattr(estimator, loss_fn.response_method):
-        raise ValueError(
-            f"loss {loss_fn.name!r} needs {type(estimator).__name__}.{loss_fn.response_method}, "
-            "which it lacks"
-        )
+    check_response(estimator, loss_fn)
     check_target(estimator, y, loss_fn)
     n = _num_samples(X)
     if groups is None:

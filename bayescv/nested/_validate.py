@@ -6,11 +6,19 @@ Private to :mod:`bayescv.nested`.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 
-__all__ = ["n_model_fits", "positive_int", "repetitions", "resolve_inflation_bounds"]
+__all__ = [
+    "check_jobs_and_estimator",
+    "check_response",
+    "n_model_fits",
+    "positive_int",
+    "repetitions",
+    "resolve_inflation_bounds",
+]
 
 
 def positive_int(value: Any, name: str, *, minimum: int) -> int:
@@ -131,3 +139,36 @@ def resolve_inflation_bounds(bounds: Any, k: int) -> tuple[float, float] | None:
     if not 0 <= lo <= hi:
         raise ValueError(f"inflation_bounds need 0 <= lo <= hi, got {bounds!r}")
     return (lo, hi)
+
+
+def check_jobs_and_estimator(n_jobs: Any, estimator: Any) -> None:
+    """Refuse an `n_jobs` joblib gives no meaning (0, a bool) and an estimator that is none.
+
+    Examples
+    --------
+    >>> check_jobs_and_estimator(0, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be a nonzero integer or None (joblib's meaning: -1 all CPUs), got 0
+    """
+    valid = n_jobs is None or (
+        isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
+    )
+    if not valid or n_jobs == 0:
+        raise ValueError(
+            "n_jobs must be a nonzero integer or None (joblib's meaning: -1 all CPUs), "
+            f"got {n_jobs!r}"
+        )
+    if estimator is None or not hasattr(estimator, "fit"):
+        raise TypeError(
+            f"estimator must be a scikit-learn estimator (with fit), got {estimator!r}"
+        )
+
+
+def check_response(estimator: Any, loss_fn: Any) -> None:
+    """Refuse an estimator without the prediction method the loss reads."""
+    if not hasattr(estimator, loss_fn.response_method):
+        raise ValueError(
+            f"loss {loss_fn.name!r} needs {type(estimator).__name__}.{loss_fn.response_method}, "
+            "which it lacks"
+        )

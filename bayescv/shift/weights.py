@@ -99,8 +99,14 @@ def effective_sample_size(weights: Any, *, axis: int = -1) -> np.ndarray:
     1.0
     """
     w = np.asarray(weights, dtype=float)
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("weights must be finite and non-negative")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        first = int(np.flatnonzero(bad.ravel())[0])
+        raise ValueError(
+            f"weights must be finite and non-negative: {int(bad.sum())} of {w.size} are not "
+            f"(NaN, infinite or negative), the first at flat position {first}: "
+            f"{float(w.ravel()[first])}"
+        )
     peak = w.max(axis=axis, keepdims=True) if w.size else np.zeros(1)
     if (peak == 0).any():
         raise ValueError("weights are all zero: no point has any weight")
