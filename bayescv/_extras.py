@@ -1,7 +1,8 @@
 """Which optional packages are installed, and the extra of ``bayescv`` that installs them.
 
-Also the one filter for ArviZ's import-time notice (:func:`quiet_arviz_import`) and the one
-way the package imports ArviZ or a module that imports it (:func:`import_quietly`). A leaf
+Also the one filter for ArviZ's import-time notice (:func:`quiet_arviz_import`), the one
+way the package imports ArviZ or a module that imports it (:func:`import_quietly`), and the
+one check of a joblib worker count (:func:`check_n_jobs`). A leaf
 helper: the command line and the comparison module's registry both ask it before any work,
 and it imports nothing of the package.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import numbers
 import os
 import sys
 import warnings
@@ -21,6 +23,7 @@ from typing import Any
 __all__ = [
     "BAYES_MODULES",
     "DATA_MODULES",
+    "check_n_jobs",
     "import_quietly",
     "missing_extra",
     "progress_bar",
@@ -205,3 +208,34 @@ def user_stacklevel() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def check_n_jobs(n_jobs: Any) -> None:
+    """Refuse an `n_jobs` that joblib gives no meaning: 0, a bool, or not an integer or None.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Workers, as joblib counts them (−1 all CPUs, −2 all but one).
+
+    Raises
+    ------
+    ValueError
+        Naming the value given.
+
+    Examples
+    --------
+    >>> check_n_jobs(-1), check_n_jobs(None)
+    (None, None)
+    >>> check_n_jobs(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be a non-zero integer or None (-1 for all cores, -2 for all but one, as in joblib), got 0
+    """
+    if n_jobs is None:
+        return
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(
+            "n_jobs must be a non-zero integer or None (-1 for all cores, -2 for all but one, "
+            f"as in joblib), got {n_jobs!r}"
+        )

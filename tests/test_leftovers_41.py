@@ -222,7 +222,7 @@ def test_nested_refuses_n_jobs_zero_and_a_missing_estimator_in_its_own_words():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2))
     y = X.sum(axis=1)
-    with pytest.raises(ValueError, match=r"n_jobs must be a nonzero integer or None.*got 0"):
+    with pytest.raises(ValueError, match=r"n_jobs must be a non-zero integer or None.*got 0"):
         nested_cv(Ridge(), X, y, n_splits=3, n_repeats=1, n_jobs=0)
     with pytest.raises(TypeError, match=r"estimator must be a scikit-learn estimator.*None"):
         nested_cv(None, X, y, n_splits=3, n_repeats=1)

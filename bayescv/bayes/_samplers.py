@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescv._extras import check_n_jobs as check_worker_count
 from bayescv._extras import import_quietly, progress_bar
 from bayescv._names import did_you_mean
 from bayescv._provenance import child_seeds
@@ -98,13 +99,9 @@ def check_n_jobs(n_jobs: Any) -> int | None:
     ValueError
         For 0, a bool, or anything but an integer or None.
     """
+    check_worker_count(n_jobs)  # the package's one check of a joblib count
     if n_jobs is None:
         return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
-        raise ValueError(
-            f"n_jobs must be a non-zero integer (joblib's meaning: -1 for all CPUs), "
-            f"got {n_jobs!r}"
-        )
     from joblib import effective_n_jobs
 
     return int(effective_n_jobs(int(n_jobs)))

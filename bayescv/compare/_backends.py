@@ -13,6 +13,8 @@ from typing import Any
 
 from joblib import Parallel, delayed
 
+from bayescv._extras import check_n_jobs
+
 __all__ = ["check_workers", "chunks", "dask_client", "run_dask", "run_joblib"]
 
 Task = Callable[[Any, Sequence[tuple[int, int]]], list[dict[str, Any]]]
@@ -35,13 +37,7 @@ def check_workers(n_jobs: Any, flush_interval: Any, inner_threads: Any) -> None:
     ValueError
         Naming the setting, what it must be, and what was given.
     """
-    if n_jobs is not None and (
-        isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0
-    ):
-        raise ValueError(
-            "n_jobs must be None or a non-zero integer (-1 for all cores, -2 for all but one, "
-            f"as in joblib), got {n_jobs!r}"
-        )
+    check_n_jobs(n_jobs)
     if (
         isinstance(flush_interval, bool)
         or not isinstance(flush_interval, Real)

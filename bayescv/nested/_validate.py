@@ -6,10 +6,11 @@ Private to :mod:`bayescv.nested`.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
+
+from bayescv._extras import check_n_jobs
 
 __all__ = [
     "check_jobs_and_estimator",
@@ -146,19 +147,12 @@ def check_jobs_and_estimator(n_jobs: Any, estimator: Any) -> None:
 
     Examples
     --------
-    >>> check_jobs_and_estimator(0, None)
+    >>> check_jobs_and_estimator(1, None)
     Traceback (most recent call last):
     ...
-    ValueError: n_jobs must be a nonzero integer or None (joblib's meaning: -1 all CPUs), got 0
+    TypeError: estimator must be a scikit-learn estimator (with fit), got None
     """
-    valid = n_jobs is None or (
-        isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
-    )
-    if not valid or n_jobs == 0:
-        raise ValueError(
-            "n_jobs must be a nonzero integer or None (joblib's meaning: -1 all CPUs), "
-            f"got {n_jobs!r}"
-        )
+    check_n_jobs(n_jobs)
     if estimator is None or not hasattr(estimator, "fit"):
         raise TypeError(
             f"estimator must be a scikit-learn estimator (with fit), got {estimator!r}"
